@@ -17,6 +17,7 @@ COMMANDS = {
     "build-slice": ("sage_core.slice_builder", "build a failure-injected slice from a corpus"),
     "report": ("sage_core.report", "Table-1 style comparison, ablations, robustness"),
     "load-outputs": ("sage_core.loaders.system_outputs", "turn real MultiWOZ agent outputs into a slice"),
+    "baseline": ("sage_core.baselines.cli", "run an LLM-judge baseline (G-Eval, FrugalGPT, direct) over a slice"),
 }
 
 
