@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's test command. Starts a throwaway PostgreSQL server on 127.0.0.1
+# when the Debian package is installed (for the PostgreSQL soak/storage tests),
+# then runs the whole pytest suite. Extra arguments go to pytest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+PG_STARTED=""
+if [ -z "${SAGE_TEST_POSTGRES_URL:-}" ] && [ -f scripts/start_postgres.sh ] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if PG_ENV="$(bash scripts/start_postgres.sh)"; then
+    eval "$PG_ENV"
+    PG_STARTED=1
+  else
+    echo "warning: PostgreSQL could not be started; its tests will be skipped" >&2
+  fi
+fi
+python3 -m pytest -q "$@"
+rc=$?
+if [ -n "$PG_STARTED" ] && [ -n "${SAGE_PG_STOP:-}" ]; then eval "$SAGE_PG_STOP" >/dev/null 2>&1 || true; fi
+exit $rc
