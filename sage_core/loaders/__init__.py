@@ -1,0 +1,1 @@
+"""Corpus loaders: real dialogue corpora -> ``list[Turn]`` + ``WorkflowRegistry``."""
