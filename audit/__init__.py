@@ -1,0 +1,1 @@
+from . import assignment  # noqa: F401

@@ -1,0 +1,316 @@
+"""Reading and writing audit rows: annotators, audits, events; no queue policy here.
+
+Every write goes through ``db.session.run_write`` (one transaction, retried on
+lock). Reads return plain frozen dataclasses, never ORM objects, so pages can
+cache them and no lazy load ever hits a closed session. There is deliberately
+no delete function: labels are only ever appended (see ``db.models``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable, Optional, Union
+
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from sage_core.errors import SageInputError
+
+from .models import (CLASSES, LABELS, Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat,
+                     utcnow)
+from .session import DB, read_session, run_write
+
+AuditRef = Union[int, str]
+
+
+class AuditError(SageInputError):
+    """A request the audit cannot honour (unknown audit, bad label...)."""
+
+
+class QuotaFullError(AuditError):
+    """The turn already has its two submitted labels from other annotators."""
+
+
+# ----------------------------------------------------------------- records
+@dataclass(frozen=True)
+class AnnotatorInfo:
+    id: int
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class AuditInfo:
+    id: int
+    name: str
+    created_at: datetime
+    seed: int
+    labels_per_turn: int
+    n_turns: int
+    design: dict
+
+
+@dataclass(frozen=True)
+class StratumInfo:
+    name: str
+    population: int
+    sampled: int
+    inclusion_prob: float
+
+
+@dataclass(frozen=True)
+class AuditTurnInfo:
+    turn_id: str
+    dialogue_id: str
+    turn_index: int
+    position: int
+    corpus: str
+    stratum: str
+    inclusion_prob: float
+    gold_label: Optional[str]
+    gold_class: Optional[str]
+    payload: dict  # blind turn (no gold, no meta)
+
+    @property
+    def weight(self) -> float:
+        return 1.0 / self.inclusion_prob
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One event row as seen by callers (a history row, a current label or a draft)."""
+
+    turn_id: str
+    annotator: str
+    seq: int
+    kind: str
+    label: Optional[str]
+    failure_class: Optional[str]
+    note: str
+    prev_label: Optional[str]
+    prev_class: Optional[str]
+    created_at: datetime
+
+    @property
+    def category(self) -> Optional[str]:
+        return category(self.label, self.failure_class)
+
+
+def category(label: Optional[str], failure_class: Optional[str]) -> Optional[str]:
+    """The nominal category used by the statistics: a failure class, 'failure' or 'acceptable'."""
+    if label is None:
+        return None
+    if label == "failure" and failure_class:
+        return failure_class
+    return label
+
+
+def validate_label(label: Optional[str], failure_class: Optional[str], *, draft: bool = False
+                   ) -> tuple[Optional[str], Optional[str]]:
+    """Check a (label, class) pair; drafts may leave the label empty."""
+    if label in ("", None):
+        if draft:
+            return None, (failure_class or None)
+        raise AuditError("choose a label: 'failure' or 'acceptable'", field="label")
+    if label not in LABELS:
+        raise AuditError(f"label must be one of {', '.join(LABELS)}, got '{label}'", field="label")
+    failure_class = failure_class or None
+    if failure_class is not None and failure_class not in CLASSES:
+        raise AuditError(f"class must be one of {', '.join(CLASSES)}, got '{failure_class}'",
+                         field="failure_class")
+    if label == "acceptable" and failure_class is not None:
+        raise AuditError("an acceptable turn has no failure class", field="failure_class")
+    return label, failure_class
+
+
+# ---------------------------------------------------------------- helpers
+def resolve_audit(session: Session, audit: AuditRef) -> Audit:
+    if isinstance(audit, int):
+        row = session.get(Audit, audit)
+    else:
+        row = session.exec(select(Audit).where(Audit.name == audit)).first()
+    if row is None:
+        raise AuditError(f"no audit '{audit}'")
+    return row
+
+
+def annotator_row(session: Session, name: str, *, create: bool) -> Optional[Annotator]:
+    name = (name or "").strip()
+    if not name:
+        raise AuditError("enter your name to sign in", field="name")
+    row = session.exec(select(Annotator).where(Annotator.name == name)).first()
+    if row is None and create:
+        row = Annotator(name=name)
+        session.add(row)
+        session.flush()  # a concurrent first sign-in with the same name -> IntegrityError -> retry
+    return row
+
+
+def next_seq(session: Session, audit_id: int, turn_id: str, annotator_id: int) -> int:
+    cur = session.exec(select(func.max(LabelEvent.seq)).where(
+        LabelEvent.audit_id == audit_id, LabelEvent.turn_id == turn_id,
+        LabelEvent.annotator_id == annotator_id)).one()
+    return (cur or 0) + 1
+
+
+def append_event(session: Session, audit_id: int, turn_id: str, annotator_id: int, kind: str, *,
+                 label: Optional[str] = None, failure_class: Optional[str] = None, note: str = "",
+                 prev_label: Optional[str] = None, prev_class: Optional[str] = None) -> LabelEvent:
+    ev = LabelEvent(audit_id=audit_id, turn_id=turn_id, annotator_id=annotator_id,
+                    seq=next_seq(session, audit_id, turn_id, annotator_id), kind=kind, label=label,
+                    failure_class=failure_class, note=note or "", prev_label=prev_label,
+                    prev_class=prev_class, created_at=utcnow())
+    session.add(ev)
+    session.flush()
+    return ev
+
+
+def latest_submit(session: Session, audit_id: int, turn_id: str, annotator_id: int
+                  ) -> Optional[LabelEvent]:
+    return session.exec(select(LabelEvent).where(
+        LabelEvent.audit_id == audit_id, LabelEvent.turn_id == turn_id,
+        LabelEvent.annotator_id == annotator_id, LabelEvent.kind == "submit"
+    ).order_by(LabelEvent.seq.desc())).first()
+
+
+def _record(ev: LabelEvent, name: str) -> LabelRecord:
+    return LabelRecord(ev.turn_id, name, ev.seq, ev.kind, ev.label, ev.failure_class, ev.note or "",
+                       ev.prev_label, ev.prev_class, ev.created_at)
+
+
+# ------------------------------------------------------------------ writes
+def sign_in(name: str, db: DB = None) -> AnnotatorInfo:
+    """Return the annotator called ``name``, creating it on first sign-in."""
+    def _fn(s: Session) -> AnnotatorInfo:
+        a = annotator_row(s, name, create=True)
+        return AnnotatorInfo(a.id, a.name, a.created_at)
+    return run_write(db, _fn)
+
+
+def create_audit(name: str, turns: Iterable[dict[str, Any]], strata: Iterable[StratumInfo], *,
+                 seed: int = 0, design: Optional[dict] = None, labels_per_turn: int = 2,
+                 abandon_after_s: int = 1800, db: DB = None) -> AuditInfo:
+    """Store an audit: its strata, its sampled turns and two empty seats per turn.
+
+    ``turns``: dicts with the ``AuditTurn`` fields (turn_id, dialogue_id, turn_index,
+    position, corpus, stratum, inclusion_prob, payload (dict), gold_label, gold_class).
+    ``audit.assignment.create_audit_from_sample`` builds them from a ``Sample``.
+    """
+    turns = list(turns)
+    strata = list(strata)
+    if not name or not name.strip():
+        raise AuditError("give the audit a name", field="name")
+    if not turns:
+        raise AuditError("an audit needs at least one sampled turn")
+    for t in turns:
+        p = float(t.get("inclusion_prob", 1.0))
+        if not 0.0 < p <= 1.0:
+            raise AuditError(f"inclusion probability of {t['turn_id']} must be in (0, 1], got {p}")
+
+    def _fn(s: Session) -> AuditInfo:
+        if s.exec(select(Audit).where(Audit.name == name.strip())).first() is not None:
+            raise AuditError(f"an audit named '{name.strip()}' already exists", field="name")
+        a = Audit(name=name.strip(), seed=seed, labels_per_turn=labels_per_turn,
+                  abandon_after_s=abandon_after_s, design_json=json.dumps(design or {}, sort_keys=True))
+        s.add(a)
+        s.flush()
+        for st in strata:
+            s.add(AuditStratum(audit_id=a.id, name=st.name, population=st.population,
+                               sampled=st.sampled, inclusion_prob=st.inclusion_prob))
+        for i, t in enumerate(turns):
+            s.add(AuditTurn(audit_id=a.id, turn_id=t["turn_id"], dialogue_id=t["dialogue_id"],
+                            turn_index=int(t.get("turn_index", 0)), position=int(t.get("position", i)),
+                            corpus=t.get("corpus") or "default", stratum=t.get("stratum") or "all",
+                            inclusion_prob=float(t.get("inclusion_prob", 1.0)),
+                            payload_json=json.dumps(t.get("payload") or {}, ensure_ascii=False),
+                            gold_label=t.get("gold_label"), gold_class=t.get("gold_class")))
+            for k in range(1, labels_per_turn + 1):
+                s.add(Seat(audit_id=a.id, turn_id=t["turn_id"], seat=k))
+        s.flush()
+        return AuditInfo(a.id, a.name, a.created_at, a.seed, a.labels_per_turn, len(turns),
+                         design or {})
+    return run_write(db, _fn)
+
+
+# ------------------------------------------------------------------- reads
+def list_audits(db: DB = None) -> list[AuditInfo]:
+    with read_session(db) as s:
+        counts = dict(s.exec(select(AuditTurn.audit_id, func.count()).group_by(AuditTurn.audit_id)).all())
+        return [AuditInfo(a.id, a.name, a.created_at, a.seed, a.labels_per_turn, counts.get(a.id, 0),
+                          json.loads(a.design_json or "{}"))
+                for a in s.exec(select(Audit).order_by(Audit.id)).all()]
+
+
+def get_audit(audit: AuditRef, db: DB = None) -> AuditInfo:
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        n = s.exec(select(func.count()).select_from(AuditTurn).where(AuditTurn.audit_id == a.id)).one()
+        return AuditInfo(a.id, a.name, a.created_at, a.seed, a.labels_per_turn, n,
+                         json.loads(a.design_json or "{}"))
+
+
+def list_annotators(db: DB = None) -> list[AnnotatorInfo]:
+    with read_session(db) as s:
+        return [AnnotatorInfo(a.id, a.name, a.created_at)
+                for a in s.exec(select(Annotator).order_by(Annotator.name)).all()]
+
+
+def audit_strata(audit: AuditRef, db: DB = None) -> list[StratumInfo]:
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        return [StratumInfo(r.name, r.population, r.sampled, r.inclusion_prob)
+                for r in s.exec(select(AuditStratum).where(AuditStratum.audit_id == a.id)
+                                .order_by(AuditStratum.name)).all()]
+
+
+def _turn_info(r: AuditTurn) -> AuditTurnInfo:
+    return AuditTurnInfo(r.turn_id, r.dialogue_id, r.turn_index, r.position, r.corpus, r.stratum,
+                         r.inclusion_prob, r.gold_label, r.gold_class, json.loads(r.payload_json))
+
+
+def audit_turns(audit: AuditRef, db: DB = None) -> list[AuditTurnInfo]:
+    """Sampled turns in queue order, with strata, inclusion probabilities and (hidden) gold."""
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        return [_turn_info(r) for r in s.exec(select(AuditTurn).where(AuditTurn.audit_id == a.id)
+                                              .order_by(AuditTurn.position, AuditTurn.id)).all()]
+
+
+def label_history(audit: AuditRef, *, turn_id: Optional[str] = None, annotator: Optional[str] = None,
+                  kinds: tuple[str, ...] = ("submit",), db: DB = None) -> list[LabelRecord]:
+    """Every label change (default: submissions; add 'draft'/'skip' for the full log), oldest first."""
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        q = (select(LabelEvent, Annotator.name).join(Annotator, Annotator.id == LabelEvent.annotator_id)
+             .where(LabelEvent.audit_id == a.id, LabelEvent.kind.in_(kinds)))
+        if turn_id is not None:
+            q = q.where(LabelEvent.turn_id == turn_id)
+        if annotator is not None:
+            q = q.where(Annotator.name == annotator)
+        rows = s.exec(q.order_by(LabelEvent.created_at, LabelEvent.id)).all()
+        return [_record(ev, name) for ev, name in rows]
+
+
+def current_labels(audit: AuditRef, db: DB = None) -> dict[str, dict[str, LabelRecord]]:
+    """turn_id -> annotator name -> latest submitted label (derived from the history)."""
+    out: dict[str, dict[str, LabelRecord]] = {}
+    for r in label_history(audit, db=db):  # oldest first: later rows overwrite
+        cur = out.setdefault(r.turn_id, {}).get(r.annotator)
+        if cur is None or r.seq > cur.seq:
+            out[r.turn_id][r.annotator] = r
+    return out
+
+
+def count_events(audit: AuditRef, kind: str = "submit", db: DB = None) -> int:
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        return s.exec(select(func.count()).select_from(LabelEvent).where(
+            LabelEvent.audit_id == a.id, LabelEvent.kind == kind)).one()
+
+
+__all__ = ["AuditError", "QuotaFullError", "AnnotatorInfo", "AuditInfo", "StratumInfo",
+           "AuditTurnInfo", "LabelRecord", "category", "validate_label", "sign_in", "create_audit",
+           "list_audits", "get_audit", "list_annotators", "audit_strata", "audit_turns",
+           "label_history", "current_labels", "count_events", "resolve_audit", "annotator_row",
+           "append_event", "latest_submit", "next_seq"]
