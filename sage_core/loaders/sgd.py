@@ -80,42 +80,57 @@ def _user_values(frame: dict, text: str, spec: WorkflowSpec) -> list[UserValue]:
     return out
 
 
-def _agent_acts(frame: Optional[dict]) -> list[AgentAct]:
+def _agent_acts(frame: Optional[dict]) -> Optional[list[AgentAct]]:
+    """The system frame's acts; None when the frame carries no act annotation at all."""
+    if frame is None or "actions" not in frame:
+        return None
     out = []
-    for a in (frame or {}).get("actions", []) or []:
+    for a in frame.get("actions") or []:
         vals = a.get("values") or []
         out.append(AgentAct(str(a.get("act", "")).upper(), a.get("slot") or None,
                             str(vals[0]) if vals else None))
     return out
 
 
+def _is_active(fr: Optional[dict]) -> bool:
+    return fr is not None and (fr.get("state") or {}).get("active_intent", NONE_INTENT) not in (NONE_INTENT, "", None)
+
+
 def _system_service(sys_turn: dict, user_frames: dict[str, dict],
                     changed: set[str]) -> Optional[str]:
     """The service the system turn acts in.
 
-    SGD: the system turn's (single) frame. Otherwise (MultiWOZ 2.2, where every
-    service has a frame): the first system frame with actions, else the user
-    frame with an active intent whose state changed in u_t, else any active one.
+    SGD: the system turn's single frame. With several frames (MultiWOZ 2.2,
+    where every service has one) the first match of: a system frame with acts
+    whose user frame is active; an active service whose state changed in u_t
+    (system frames first); an active system frame; any active user frame;
+    finally the first system frame (then skipped as intent NONE).
     """
-    frames = sys_turn.get("frames", []) or []
-    if len(frames) == 1:
-        return frames[0].get("service")
-    for fr in frames:
-        if fr.get("actions"):
-            return fr.get("service")
-    active = [s for s, fr in user_frames.items()
-              if (fr.get("state") or {}).get("active_intent", NONE_INTENT) != NONE_INTENT]
-    for s in active:
-        if s in changed:
-            return s
-    return active[0] if active else (frames[0].get("service") if frames else None)
+    frames = [fr for fr in sys_turn.get("frames", []) or [] if fr.get("service")]
+    sys_svcs = [fr["service"] for fr in frames]
+    active_users = [s for s, fr in user_frames.items() if _is_active(fr)]
+    rules = (
+        [fr["service"] for fr in frames if fr.get("actions") and _is_active(user_frames.get(fr["service"]))],
+        [s for s in sys_svcs if s in changed and _is_active(user_frames.get(s))],
+        [s for s in active_users if s in changed],
+        [s for s in sys_svcs if _is_active(user_frames.get(s))],
+        active_users,
+        sys_svcs,
+    )
+    for cands in rules:
+        if cands:
+            return cands[0]
+    return None
 
 
 def dialogue_turns(d: dict, *, file: str, registry: WorkflowRegistry, stats: LoadStats,
-                   corpus: str, slot_name: Callable[[str, str], str] = lambda svc, s: s) -> list[Turn]:
+                   corpus: str, slot_name: Callable[[str, str], str] = lambda svc, s: s,
+                   generic_actions: Optional[Callable[[list, str], list]] = None) -> list[Turn]:
     """Walk one SGD-format dialogue and build a Turn per system turn.
 
-    ``slot_name(service, raw)`` lets a caller rename slots (identity for SGD).
+    ``slot_name(service, raw)`` lets a caller rename slots (identity for SGD);
+    ``generic_actions(actions, service)`` resolves a turn's domain-less acts
+    (MultiWOZ ``general-*``/``Booking-*``, stored under ``_generic_actions``).
     """
     did = str(d.get("dialogue_id", "?"))
     turns_raw = d.get("turns")
@@ -190,8 +205,12 @@ def dialogue_turns(d: dict, *, file: str, registry: WorkflowRegistry, stats: Loa
             if not spec.has_slot(uv.slot):
                 raise _err(f"slot '{uv.slot}' is not in the schema of {wid}", file, did, idx, "user_values.slot")
         sys_frame = next((fr for fr in t.get("frames", []) or [] if fr.get("service") == svc), None)
+        if t.get("_generic_actions") and generic_actions is not None:
+            extra = generic_actions(t["_generic_actions"], svc)
+            sys_frame = dict(sys_frame or {"service": svc})
+            sys_frame["actions"] = list(sys_frame.get("actions", [])) + extra
         acts = _agent_acts(sys_frame)
-        for a in acts:
+        for a in acts or []:
             if a.slot:
                 a.slot = slot_name(svc, a.slot)
         out.append(Turn(
@@ -205,7 +224,8 @@ def dialogue_turns(d: dict, *, file: str, registry: WorkflowRegistry, stats: Loa
 
 def load_dialogue_files(paths: Any, registry: WorkflowRegistry, *, corpus: str, pattern: str,
                         prepare: Optional[Callable[[dict, str], dict]] = None,
-                        slot_name: Callable[[str, str], str] = lambda svc, s: s) -> LoadedTurns:
+                        slot_name: Callable[[str, str], str] = lambda svc, s: s,
+                        generic_actions: Optional[Callable[[list, str], list]] = None) -> LoadedTurns:
     """Shared driver: files -> dialogues -> turns, with stats and errors."""
     files = expand_paths(paths, pattern, f"{corpus} dialogue")
     stats = LoadStats(corpus=corpus)
@@ -225,7 +245,8 @@ def load_dialogue_files(paths: Any, registry: WorkflowRegistry, *, corpus: str, 
                 d = prepare(d, str(f))
             stats.dialogues += 1
             turns.extend(dialogue_turns(d, file=str(f), registry=registry, stats=stats,
-                                        corpus=corpus, slot_name=slot_name))
+                                        corpus=corpus, slot_name=slot_name,
+                                        generic_actions=generic_actions))
         if len(turns) == n0 and len(files) == 1:
             raise no_turns_error(str(f), corpus)
     if not turns:

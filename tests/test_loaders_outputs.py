@@ -1,0 +1,98 @@
+"""Real MultiWOZ agent outputs (PPTOD, UBAR, SOLOIST) -> turns, and the load-outputs CLI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sage_core.cli import main
+from sage_core.errors import SageInputError
+from sage_core.loaders.system_outputs import load_system_outputs
+from sage_core.slice_io import read_slice, validate_against
+from sage_core.types import StateDiff
+from sage_core.workflow import load_sgd_schema
+
+
+@pytest.fixture(scope="module")
+def mwoz_registry(shared_data):
+    return load_sgd_schema(shared_data / "multiwoz" / "schema_2.2.json")
+
+
+@pytest.mark.parametrize("system", ["pptod", "ubar", "soloist"])
+def test_real_outputs_load(shared_data, mwoz_registry, system):
+    path = shared_data / "multiwoz" / "system_outputs" / f"{system}.json"
+    raw = json.load(open(path))
+    turns = load_system_outputs(path, mwoz_registry)
+    n_entries = sum(len(v) for v in raw.values())
+    assert len(turns) + turns.stats.skipped_total == n_entries
+    assert len(turns) > 0.9 * n_entries
+    assert turns.stats.dialogues == len(raw) == 1000
+    validate_against(turns, mwoz_registry)
+    assert all(t.user == "" and t.meta["user_text_available"] is False and t.meta["system"] == system
+               for t in turns)
+    assert all(h.speaker == "agent" for t in turns for h in t.history)
+    # consecutive system turns of one dialogue chain their states when the domain stays the same
+    by_id = {t.turn_id: t for t in turns}
+    chained = 0
+    for t in turns:
+        did, i = t.turn_id.rsplit(":", 1)
+        prev = by_id.get(f"{did}:{int(i) - 1}")
+        if prev is not None and prev.workflow.split(":")[0] == t.workflow.split(":")[0]:
+            assert t.state_before == prev.state_after
+            chained += 1
+    assert chained > 0.5 * len(turns)
+    first = raw[turns[0].dialogue_id][0]
+    assert turns[0].agent == first["response"]
+    written = sum(bool(StateDiff.between(t.state_before, t.state_after).written) for t in turns)
+    assert written > 0.3 * len(turns)
+    assert {t.workflow.split(":")[1].split("_")[0] for t in turns} >= {"find", "book"}
+
+
+def test_known_pptod_turn(shared_data, mwoz_registry):
+    turns = load_system_outputs(shared_data / "multiwoz" / "system_outputs" / "pptod.json", mwoz_registry, limit=1)
+    assert turns.stats.dialogues == 1
+    t = next(t for t in turns if t.turn_id == "sng0073:1")
+    assert t.workflow == "taxi:book_taxi"
+    assert t.state_after["taxi-leaveat"] == "17:15"  # 2.0 'leave' mapped to the 2.2 name
+    assert StateDiff.between(t.state_before, t.state_after).written == {"taxi-leaveat": "17:15"}
+    assert [h.text for h in t.history] == ["i can help with that . what time would you like to leave ?"]
+
+
+def test_unmapped_predicted_slots_are_reported(tmp_path, mwoz_registry):
+    p = tmp_path / "out.json"
+    p.write_text(json.dumps({"d1": [
+        {"response": "which area?", "state": {"attraction": {"type": "museum", "people": "2"}}},
+        {"response": "booked.", "state": {"restaurant": {"food": "thai", "people": "2", "day": "monday"}}}]}))
+    turns = load_system_outputs(p, mwoz_registry, system="toy")
+    assert dict(turns.stats.unmapped_slots) == {"attraction-people": 1}
+    assert turns[0].meta["unmapped_state"] == {"attraction-people": "2"}
+    assert turns[0].state_after == {"attraction-type": "museum"}
+    assert turns[1].workflow == "restaurant:book_restaurant"
+    assert turns[1].state_after == {"restaurant-food": "thai", "restaurant-bookpeople": "2",
+                                    "restaurant-bookday": "monday"}
+
+
+def test_bad_outputs_files(tmp_path, mwoz_registry):
+    p = tmp_path / "out.json"
+    p.write_text("[1, 2]")
+    with pytest.raises(SageInputError, match="expected a JSON object"):
+        load_system_outputs(p, mwoz_registry)
+    p.write_text(json.dumps({"d1": [{"response": "hi", "state": {}}]}))
+    with pytest.raises(SageInputError, match="no turns"):
+        load_system_outputs(p, mwoz_registry)
+    p.write_text(json.dumps({"d1": [{"state": {}}]}))
+    with pytest.raises(SageInputError, match="response"):
+        load_system_outputs(p, mwoz_registry)
+
+
+def test_cli_load_outputs(shared_data, tmp_path, capsys):
+    out = tmp_path / "slice.jsonl"
+    rc = main(["load-outputs", "--outputs", str(shared_data / "multiwoz" / "system_outputs" / "ubar.json"),
+               "--schema", str(shared_data / "multiwoz" / "schema_2.2.json"), "--out", str(out), "--limit", "5"])
+    assert rc == 0
+    turns = read_slice(out)
+    assert len({t.dialogue_id for t in turns}) == 5
+    assert f"wrote {len(turns)} turns from 5 dialogues (ubar)" in capsys.readouterr().out
+    rc = main(["load-outputs", "--outputs", str(tmp_path / "missing.json"),
+               "--schema", str(shared_data / "multiwoz" / "schema_2.2.json"), "--out", str(out)])
+    assert rc == 2 and "error:" in capsys.readouterr().err
