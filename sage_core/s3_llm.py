@@ -28,7 +28,8 @@ SYSTEM_V1 = (
     "claim, using only the evidence given. Reply with a single JSON object and nothing else: "
     '{"answer": "true" | "false" | "abstain", "confidence": <number from 0 to 1>}. '
     '"true" means the failure IS present, "false" means it is absent, "abstain" means the evidence '
-    "does not allow a decision."
+    "does not allow a decision. Notation: s_t is the tracker state after the user's last message, "
+    "s_t-1 the state before it; u_t is the user's last message."
 )
 
 QUESTIONS_V1 = {
@@ -100,16 +101,24 @@ class S3Verifier:
             lines.append(f"Tracker state value for {slot} after the user's turn: {_state_value(turn.state_after, slot)}")
         elif t == FailureClass.UV:
             lines.append(f"Value written to the tracker state: {slot} = {_quote(a.get('value', turn.state_after.get(slot, '')))}")
+            if a.get("previous") not in (None, ""):
+                lines.append(f"(it replaces the earlier value {_quote(a['previous'])})")
             lines.append("Dialogue so far:")
             lines.extend(f"  {u.speaker}: {u.text}" for u in turn.history)
             lines.append(f"  user: {turn.user}")
         elif t == FailureClass.WNF:
             lines.append(f"Agent reply: {_quote(span or turn.agent)}")
-            legal = sorted(spec.legal_next(turn.state_before))
+            legal = a.get("legal")
+            if legal is None:
+                legal = spec.legal_next(turn.state_before)
             filled = sorted(s for s in spec.intent_slots if spec.filled(turn.state_before, s))
-            lines.append(f"Slots the agent may legally ask for next: {', '.join(legal) or '(none)'}")
+            lines.append(f"Slots the agent may legally ask for next: {', '.join(sorted(legal)) or '(none)'}")
             lines.append(f"Slots already filled before the user's turn: {', '.join(filled) or '(none)'}")
             lines.append(f"User's last words: {_quote(turn.user)}")
+            if a.get("just_supplied"):
+                held = a.get("filled_after", spec.filled(turn.state_after, slot))
+                lines.append(f"The user just gave {slot}; re-asking is legal only as a re-confirmation when the "
+                             f"tracker state after the turn lacks it (it {'holds' if held else 'lacks'} it).")
         elif t == FailureClass.PC:
             lines.append(f"Agent reply: {_quote(span or turn.agent)}")
             missing = a.get("missing")

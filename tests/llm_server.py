@@ -62,11 +62,12 @@ class LLMServer:
 
     def __init__(self, rules: Optional[list] = None, default: Optional[Answer] = None,
                  api_key: Optional[str] = None, max_n: Optional[int] = None,
-                 max_lifetime_s: float = 300.0):
+                 delay_s: float = 0.0, max_lifetime_s: float = 300.0):
         self.rules: list[Rule] = [r if isinstance(r, Rule) else Rule(*r) for r in (rules or [])]
         self.default = default
         self.api_key = api_key  # when set, requests must send "Authorization: Bearer <key>"
         self.max_n = max_n  # simulate servers that ignore n>1 (return at most max_n choices)
+        self.delay_s = delay_s  # answer this much later (to exercise client timeouts)
         self.max_lifetime_s = max_lifetime_s
         self.requests: list[Request] = []
         self.attempts = 0  # every POST, scripted failures included
@@ -202,6 +203,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(400, f"bad request: {e}")
         with srv._lock:
             srv.requests.append(req)
+        if srv.delay_s:
+            time.sleep(srv.delay_s)
         try:
             texts = srv._answer(req)
         except LookupError as e:

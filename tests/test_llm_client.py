@@ -139,3 +139,21 @@ def test_snapshot_names_use_their_base_price():
 
 def test_server_token_counter_is_whitespace():
     assert count_tokens("  a  b\nc ") == 3
+
+
+def test_timeouts_are_retried_then_unavailable(tmp_path):
+    with LLMServer(default="late", delay_s=1.0) as srv:
+        c = LLMClient("gpt-4.1", srv.base_url, "k", tmp_path, timeout_s=0.2, max_retries=1, backoff_s=0.01)
+        with pytest.raises(ModelUnavailableError, match="timed out"):
+            c.chat(MSGS)
+        assert srv.attempts == 2  # one try + one bounded retry
+
+
+def test_concurrent_calls_share_one_client(llm_server, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    llm_server.add_rule(r"q(\d+)", lambda req: "a" + req.prompt.split("q")[-1])
+    c = client(llm_server, tmp_path)
+    msgs = [[{"role": "user", "content": f"q{i}"}] for i in range(12)]
+    with ThreadPoolExecutor(4) as ex:
+        texts = [r.texts[0] for r in ex.map(c.chat, msgs)]
+    assert texts == [f"a{i}" for i in range(12)] and llm_server.count() == 12

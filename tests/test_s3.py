@@ -104,3 +104,35 @@ def test_repeat_is_served_from_cache(llm_server, tmp_path):
 def test_unknown_prompt_version():
     with pytest.raises(ValueError, match="v9"):
         S3Verifier(LLMClient("m", "http://127.0.0.1:9/v1", "k", None), prompt_version="v9")
+
+
+def test_wnf_reconfirmation_and_uv_replacement_context(llm_server, tmp_path):
+    llm_server.default = '{"answer": "false", "confidence": 0.8}'
+    s3 = verifier(llm_server, tmp_path)
+    wnf = Criterion("x:WNF:city", FailureClass.WNF,
+                    {"slot": "city", "legal": ["time"], "just_supplied": True, "filled_after": False}, "agent")
+    uv = Criterion("x:UV:city", FailureClass.UV, {"slot": "city", "value": "Sacramento", "previous": "Oakland"},
+                   "state")
+    s3.verify(wnf, TURN, SPEC)
+    s3.verify(uv, TURN, SPEC)
+    wp, up = (r.messages[1]["content"] for r in llm_server.requests)
+    assert "legally ask for next: time\n" in wp and "(it lacks it)" in wp
+    assert '(it replaces the earlier value "Oakland")' in up
+
+
+def test_every_compiled_criterion_gets_a_focused_prompt(llm_server, tmp_path):
+    compiler = pytest.importorskip("sage_core.compiler")
+    from sage_core.types import AgentAct, UserValue
+    llm_server.default = '{"answer": "true", "confidence": 0.7}'
+    t = Turn("d2-t1", "d2", SPEC.id, [], USER, "Please confirm your table for 4 people?",
+             state_before={}, state_after={"restaurant_name": "Luigi's", "city": "Sacramento"},
+             user_values=[UserValue("city", "San Jose", (USER.index("San Jose"), USER.index("San Jose") + 8))],
+             agent_acts=[AgentAct("REQUEST", "party_size"), AgentAct("CONFIRM")])
+    crits = compiler.compile_turn(t, SPEC)
+    assert {c.type for c in crits} >= {FailureClass.IUV, FailureClass.UV, FailureClass.PC}
+    s3 = verifier(llm_server, tmp_path)
+    for c in crits:
+        v, usage = s3.verify(c, t, SPEC)
+        assert v.decision == Decision.TRUE and v.stage == Stage.S3 and usage.paid_calls == 1
+    assert llm_server.count() == len(crits)
+    assert all(f"Claim ({c.type.value})" in r.messages[1]["content"] for c, r in zip(crits, llm_server.requests))
