@@ -1,0 +1,142 @@
+"""Report: numbers in the tables match the statistics, sections and plots are written."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sage_core.errors import SageInputError
+from sage_core.report import build_report, pareto_front, render, sgdx_stats, write_outputs
+from sage_core.statistics import holm_bonferroni, paired_bootstrap, prf
+from sage_core.types import Gold, Turn
+from sage_core.verdict_io import EvaluatorVerdicts
+
+REPO = Path(__file__).resolve().parents[1]
+CLASSES = ["IUV", "WNF", "PC", "UV"]
+
+
+def turns(n=60):
+    out = []
+    for i in range(n):
+        fail = i % 2 == 0
+        out.append(Turn(f"d{i // 3}:{i}", f"d{i // 3}", "S_1:I", [], "u", "a", {}, {},
+                        gold=Gold("failure" if fail else "acceptable", CLASSES[(i // 2) % 4] if fail else None)))
+    return out
+
+
+def verdicts(name, ts, flip, rng, conf=True, cost=0.0, stages=None):
+    labels, confs = {}, {}
+    for i, t in enumerate(ts):
+        g = t.gold.label
+        wrong = i in flip
+        labels[t.turn_id] = ("acceptable" if g == "failure" else "failure") if wrong else g
+        confs[t.turn_id] = float(rng.uniform(0, 0.5) if wrong else rng.uniform(0.5, 1.0))
+    ev = EvaluatorVerdicts(name, labels, confs if conf else None,
+                           cost_usd={t.turn_id: cost for t in ts}, latency_ms={t.turn_id: 10.0 + i for i, t in
+                                                                                enumerate(ts)},
+                           paid_calls={t.turn_id: int(cost > 0) for t in ts})
+    if stages:
+        ev.stages = {t.turn_id: list(stages) for t in ts}
+    return ev
+
+
+@pytest.fixture
+def setup():
+    rng = np.random.default_rng(0)
+    ts = turns()
+    sage = {"sage-core": verdicts("sage-core", ts, {0, 7}, rng, stages=["S1", "S1", "S2"]),
+            "no_s1": verdicts("no_s1", ts, {0, 7, 9, 12, 30}, rng, stages=["S2", "none"]),
+            "no_s2": verdicts("no_s2", ts, {0, 7, 8, 10}, rng, stages=["S1", "none"])}
+    base = {"geval": verdicts("geval", ts, set(range(0, 60, 5)), rng, cost=0.002),
+            "direct": verdicts("direct", ts, set(range(1, 60, 4)), rng, conf=False, cost=0.001)}
+    return ts, sage, base
+
+
+def test_tables_match_statistics(setup):
+    ts, sage, base = setup
+    d = build_report(ts, sage, base, n_resamples=500)
+    y = np.array([t.gold.label == "failure" for t in ts], int)
+    ids = [t.turn_id for t in ts]
+    for k in ("sage-core", "geval", "direct"):
+        ev = sage.get(k) or base[k]
+        m = prf(y, ev.predicted(ids))
+        assert d.evaluators[k]["f1"] == pytest.approx(m["f1"])
+        assert d.evaluators[k]["f1_lo"] <= m["f1"] <= d.evaluators[k]["f1_hi"]
+    assert set(d.evaluators) == {"sage-core", "geval", "direct"}  # ablation configs are not in Table 1
+    # pairwise deltas and Holm
+    ps = {k: paired_bootstrap(y, sage["sage-core"].predicted(ids), {k: base[k].predicted(ids)}, 500).p
+          for k in base}
+    assert [d.pairwise[k]["p_holm"] for k in base] == pytest.approx(holm_bonferroni([ps[k] for k in base]))
+    best = max(base, key=lambda k: d.evaluators[k]["f1"])
+    assert d.paired["best_baseline"] == best
+    assert d.paired["delta"] == pytest.approx(d.evaluators["sage-core"]["f1"] - d.evaluators[best]["f1"])
+    assert d.paired["delta"] > 0 and d.paired["lo"] > 0
+    # per-class recall: sage misses turn 0 (an IUV failure) only
+    assert d.evaluators["sage-core"]["per_class_recall"]["WNF"] == 1.0
+    assert d.evaluators["sage-core"]["per_class_recall"]["IUV"] == pytest.approx(7 / 8)
+    # cost per 1k turns and p50 latency
+    assert d.evaluators["geval"]["cost_per_1k"] == pytest.approx(2.0)
+    assert d.evaluators["direct"]["p50_latency_ms"] == pytest.approx(float(np.median(10.0 + np.arange(60))))
+
+
+def test_ablation_routing_selective(setup):
+    ts, sage, base = setup
+    d = build_report(ts, sage, base, n_resamples=300)
+    rows = {a["row"]: a for a in d.ablation}
+    assert list(rows) == ["full", "no_S1", "no_S2", "no_S3"]
+    assert rows["no_S3"]["f1"] == rows["full"]["f1"] and "no_S3 = full" in rows["no_S3"]["note"]
+    assert rows["no_S1"]["delta"] < 0
+    r = d.routing["sage-core"]
+    assert r["shares"]["S1"] == pytest.approx(2 / 3) and r["shares"]["S2"] == pytest.approx(1 / 3)
+    assert r["criteria_per_turn"] == 3
+    assert d.routing["no_s1"]["shares"]["none"] == pytest.approx(0.5)
+    # selective: the two errors have the lowest confidence, so F1@90 % is perfect
+    s = d.selective["sage-core"]
+    assert s["f1_at"]["100"] == pytest.approx(d.evaluators["sage-core"]["f1"])
+    assert s["f1_at"]["90"] == 1.0
+    assert "direct" not in d.selective  # no confidence
+
+
+def test_sgdx_invariance():
+    ts = turns(6)
+    mk = lambda labs: EvaluatorVerdicts("s", {t.turn_id: l for t, l in zip(ts, labs)})  # noqa: E731
+    F, A = "failure", "acceptable"
+    per = {"v1": mk([F, A, F, A, F, A]), "v2": mk([F, A, F, A, F, A]), "v3": mk([F, A, A, A, F, F])}
+    s = sgdx_stats(per, ts)
+    assert s["invariant_share"] == pytest.approx(4 / 6)
+    assert s["f1"]["v1"] == 1.0
+    f3 = prf([1, 0, 1, 0, 1, 0], [1, 0, 0, 0, 1, 1])["f1"]
+    assert s["mean_f1"] == pytest.approx((2 + f3) / 3)
+    assert s["sigma_f1"] == pytest.approx(np.std([1, 1, f3]))
+
+
+def test_render_and_outputs(setup, tmp_path):
+    ts, sage, base = setup
+    d = build_report(ts, sage, base, n_resamples=300, s2_backend="offline (test)", cluster_by_dialogue=True)
+    md = render(d, "sage-core", list(base), "demo.jsonl")
+    for section in ("Table 1", "Per-tier ablation", "Routing anatomy", "Selective evaluation",
+                    "Cost and latency", "offline (test)", "strongest baseline", "whole dialogues"):
+        assert section in md
+    files = write_outputs(d, md, ts, {**sage, **base}, tmp_path)
+    names = {f.name for f in files}
+    assert {"report.md", "report.json", "pareto.png", "risk_coverage.png"} <= names
+    assert (tmp_path / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    back = json.loads((tmp_path / "report.json").read_text())
+    assert back["evaluators"]["geval"]["f1"] == pytest.approx(d.evaluators["geval"]["f1"])
+    assert "![pareto](pareto.png)" in (tmp_path / "report.md").read_text()
+
+
+def test_pareto_front():
+    pts = {"a": (0.0, 0.9), "b": (1.0, 0.95), "c": (2.0, 0.8), "d": (0.0, 0.85)}
+    assert pareto_front(pts) == ["a", "b"]
+
+
+def test_errors(setup):
+    ts, sage, base = setup
+    with pytest.raises(SageInputError, match="clash"):
+        build_report(ts, sage, {"no_s1": base["geval"]}, n_resamples=10)
+    ts[3].gold = None
+    with pytest.raises(SageInputError, match="gold"):
+        build_report(ts, sage, base, n_resamples=10)
