@@ -1,0 +1,104 @@
+"""Speed of SAGE-Core (compiler + S1 + offline S2) on ~280 real SGD turns.
+
+Prints ms/turn warm and whole-slice seconds (target < 2 s on a 2-core CPU).
+Figures only: timings are never asserted in tests.
+Run: ``HF_HUB_OFFLINE=1 python benchmarks/bench_core.py [--n 280]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from sage_core.types import AgentAct, Turn, UserValue, Utterance  # noqa: E402
+from sage_core.workflow import WorkflowRegistry, load_sgd_schema  # noqa: E402
+
+SGD_TEST = REPO.parent / "shared" / "data" / "sgd" / "test"
+PSEUDO_SLOTS = {"intent", "count", ""}
+
+
+def quick_sgd_turns(folder: Path, registry: WorkflowRegistry, limit: int | None = None) -> list[Turn]:
+    """Minimal SGD reader (fallback while the loaders module is absent): one Turn per system turn."""
+    turns: list[Turn] = []
+    for path in sorted(Path(folder).glob("dialogues_*.json")):
+        for dlg in json.loads(path.read_text()):
+            last_state: dict[str, dict[str, str]] = {}
+            utts = dlg["turns"]
+            for i in range(1, len(utts), 2):
+                usr, sysu = utts[i - 1], utts[i]
+                frames = {f["service"]: f for f in usr["frames"]}
+                svc = sysu["frames"][0]["service"]
+                uf = frames.get(svc)
+                before = dict(last_state.get(svc, {}))
+                for s, f in frames.items():
+                    last_state[s] = {k: v[0] for k, v in f["state"]["slot_values"].items()}
+                if uf is None or uf["state"]["active_intent"] == "NONE":
+                    continue
+                wid = f"{svc}:{uf['state']['active_intent']}"
+                if wid not in registry:
+                    continue
+                after = last_state[svc]
+                spans = {s["slot"]: (s["start"], s["exclusive_end"]) for s in uf.get("slots", [])}
+                spec = registry.get(wid)
+                uvs = [UserValue(a["slot"], a["values"][0], spans.get(a["slot"]))
+                       for a in uf["actions"] if a["act"] == "INFORM" and a["values"] and spec.has_slot(a["slot"])]
+                acts = [AgentAct(a["act"], a["slot"] if spec.has_slot(a["slot"]) else None,
+                                 a["values"][0] if a["values"] else None) for a in sysu["frames"][0]["actions"]]
+                hist = [Utterance("user" if u["speaker"] == "USER" else "agent", u["utterance"]) for u in utts[:i - 1]]
+                turns.append(Turn(f"{dlg['dialogue_id']}:{i}", dlg["dialogue_id"], wid, hist, usr["utterance"],
+                                  sysu["utterance"], before, after, uvs, acts))
+                if limit and len(turns) >= limit:
+                    return turns
+    return turns
+
+
+def load_turns(n: int) -> tuple[list[Turn], WorkflowRegistry]:
+    registry = load_sgd_schema(SGD_TEST / "schema.json")
+    try:
+        from sage_core.loaders.sgd import load_sgd_dialogues
+        paths = sorted(SGD_TEST.glob("dialogues_*.json"))[:2]
+        turns = load_sgd_dialogues(paths, registry)[:n]
+        source = "sage_core.loaders.sgd"
+    except ImportError:
+        turns = quick_sgd_turns(SGD_TEST, registry, limit=n)
+        source = "bench_core.quick_sgd_turns"
+    return turns, registry, source
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=280)
+    args = ap.parse_args()
+    from sage_core.cascade import CascadeConfig, Evaluator
+    turns, registry, source = load_turns(args.n)
+    ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend="offline"))
+    t0 = time.perf_counter()
+    ev.evaluate(turns[:5])  # loads MiniLM once
+    load_s = time.perf_counter() - t0
+    runs = []
+    for _ in range(2):
+        ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend="offline"))
+        t0 = time.perf_counter()
+        vs = ev.evaluate(turns)
+        runs.append(time.perf_counter() - t0)
+    n = len(turns)
+    labels = {}
+    for v in vs:
+        labels[v.label.value] = labels.get(v.label.value, 0) + 1
+    print(json.dumps({"turns": n, "source": source, "s2_backend": ev.s2_backend_name,
+                      "cold_load_s": round(load_s, 2), "whole_slice_s": [round(r, 3) for r in runs],
+                      "ms_per_turn_warm": round(1000 * runs[-1] / max(n, 1), 2), "target_s": 2.0,
+                      "labels": labels}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Compile one turn into atomic, checkable criteria (IUV, WNF, PC, UV).
+
+Deterministic and stateless: the same (turn, spec) always yields the same
+criteria with the same ids, so verdicts can be diffed across runs and
+configs. Each criterion names its evidence ("user" / "agent" / "state") and
+a span into that text; what the verifiers decide lives elsewhere.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .errors import SageInputError
+from .extract import confirmation_cue, extract_agent_acts, extract_user_values, slot_keywords
+from .normalize import find_in_text, normalize, tokens_with_spans
+from .settings import get_settings
+from .types import AgentAct, Criterion, FailureClass, StateDiff, Turn, UserValue
+from .workflow import WorkflowSpec
+
+REQUEST_ACTS = {"REQUEST"}
+CONFIRM_ACTS = {"CONFIRM", "NOTIFY_SUCCESS"}
+PSEUDO_SLOTS = {"intent", "count"}  # SGD act slots that are not schema slots (unless the schema has them)
+
+
+def _line(turn: Turn) -> Optional[int]:
+    return getattr(turn, "_line", None)
+
+
+def _check_slot(spec: WorkflowSpec, slot: Optional[str], fld: str, turn: Turn, allow_pseudo: bool) -> None:
+    if slot is None or spec.has_slot(slot) or (allow_pseudo and slot in PSEUDO_SLOTS):
+        return
+    raise SageInputError(f"slot '{slot}' is not in the schema of {spec.id}", line=_line(turn), field=fld)
+
+
+def info_state(turn: Turn, user_values: list[UserValue]) -> dict[str, str]:
+    """What the agent knows when it replies: s_{t-1} updated with u_t (s_t plus the user's values)."""
+    st = dict(turn.state_before)
+    st.update({k: v for k, v in turn.state_after.items() if v is not None and str(v).strip()})
+    for uv in user_values:
+        if uv.value.strip():
+            st[uv.slot] = uv.value
+    return st
+
+
+def legal_state(turn: Turn) -> dict[str, str]:
+    """s_{t-1} without the slots the tracker cleared on u_t (a new task restarts the form)."""
+    removed = set(StateDiff.between(turn.state_before, turn.state_after).removed)
+    return {k: v for k, v in turn.state_before.items() if k not in removed}
+
+
+def _slot_span(text: str, spec: WorkflowSpec, slot: str) -> Optional[tuple[int, int]]:
+    words = tokens_with_spans(text)
+    seq = [w for w, _, _ in words]
+    for kw, _ in sorted(slot_keywords(spec, slot), key=lambda x: -x[1]):
+        p = kw.split()
+        for i in range(len(seq) - len(p) + 1):
+            if seq[i:i + len(p)] == p:
+                return (words[i][1], words[i + len(p) - 1][2])
+    return None
+
+
+def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
+                  ) -> tuple[list[UserValue], list[AgentAct]]:
+    """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent."""
+    floor = get_settings().extraction_floor if floor is None else floor
+    if turn.user_values is not None:
+        for i, uv in enumerate(turn.user_values):
+            _check_slot(spec, uv.slot, f"user_values[{i}].slot", turn, allow_pseudo=False)
+        uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
+    else:
+        uvs = extract_user_values(turn, spec, floor)
+    if turn.agent_acts is not None:
+        for i, a in enumerate(turn.agent_acts):
+            _check_slot(spec, a.slot, f"agent_acts[{i}].slot", turn, allow_pseudo=True)
+        acts = [a for a in turn.agent_acts if a.confidence >= floor]
+    else:
+        acts = extract_agent_acts(turn, spec, floor)
+    return uvs, acts
+
+
+def compile_turn(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None) -> list[Criterion]:
+    """All criteria for one turn, in a fixed order: IUV, WNF, PC, UV."""
+    return compile_with_evidence(turn, spec, floor)[0]
+
+
+def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
+                          ) -> tuple[list[Criterion], list[UserValue], list[AgentAct]]:
+    """``compile_turn`` plus the user values / agent acts it compiled from (for the verifiers)."""
+    for fld, st in (("state_before", turn.state_before), ("state_after", turn.state_after)):
+        for slot in st:
+            _check_slot(spec, slot, f"{fld}.{slot}", turn, allow_pseudo=False)
+    uvs, acts = turn_evidence(turn, spec, floor)
+    diff = StateDiff.between(turn.state_before, turn.state_after)
+    out: list[Criterion] = []
+    seen: dict[str, int] = {}
+
+    def cid(kind: str, slot: Optional[str]) -> str:
+        base = f"{turn.turn_id}:{kind}" + (f":{slot}" if slot else "")
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        return base if n == 0 else f"{base}#{n + 1}"
+
+    # IUV: one per distinct user value
+    done: set[tuple[str, str]] = set()
+    for uv in uvs:
+        vt = spec.slots[uv.slot].value_type
+        key = (uv.slot, normalize(uv.value, vt))
+        if not uv.value.strip() or key in done:
+            continue
+        done.add(key)
+        span = uv.span or find_in_text(uv.value, turn.user, vt)
+        out.append(Criterion(
+            cid("IUV", uv.slot), FailureClass.IUV,
+            {"slot": uv.slot, "value": uv.value, "value_type": vt, "confidence": uv.confidence,
+             "state_value": turn.state_after.get(uv.slot), "written": diff.writes(uv.slot)},
+            "user", span,
+            f"the user gave {uv.slot}={uv.value!r} but s_t does not hold it"))
+    # WNF: one per requested slot
+    legal = spec.legal_next(legal_state(turn))
+    user_slots = {uv.slot for uv in uvs}
+    asked: set[str] = set()
+    for a in acts:
+        if a.act not in REQUEST_ACTS or not a.slot or a.slot in asked or not spec.has_slot(a.slot):
+            continue
+        asked.add(a.slot)
+        out.append(Criterion(
+            cid("WNF", a.slot), FailureClass.WNF,
+            {"slot": a.slot, "legal": sorted(legal), "confidence": a.confidence,
+             "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)},
+            "agent", _slot_span(turn.agent, spec, a.slot),
+            f"the agent requests {a.slot}, which is not a legal next field"))
+    # PC: one per turn with a confirmation / success act
+    confirms = [a for a in acts if a.act in CONFIRM_ACTS]
+    if confirms:
+        known = info_state(turn, uvs)
+        missing = spec.missing_for_outcome(known)
+        cue = confirmation_cue(turn.agent)
+        out.append(Criterion(
+            cid("PC", None), FailureClass.PC,
+            {"missing": missing, "acts": sorted({a.act for a in confirms}),
+             "confidence": min(a.confidence for a in confirms), "required": list(spec.outcome_slots or spec.required)},
+            "agent", cue[2] if cue else None,
+            "the agent confirms while required slots are still empty"))
+    # UV: one per value written in Delta_t
+    for slot in sorted(diff.written):
+        value = diff.written[slot]
+        if value is None or not str(value).strip():
+            continue
+        vt = spec.slots[slot].value_type
+        out.append(Criterion(
+            cid("UV", slot), FailureClass.UV,
+            {"slot": slot, "value": value, "value_type": vt, "previous": diff.previous.get(slot)},
+            "state", None,
+            f"s_t writes {slot}={value!r}, which history and u_t do not support"))
+    return out, uvs, acts
+
+
+__all__ = ["compile_turn", "compile_with_evidence", "turn_evidence", "info_state", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]

@@ -1,0 +1,554 @@
+"""Normalisation-aware value matching: "7 pm" == "19:00", "two" == "2", "any" == dontcare.
+
+Every SAGE check that compares a user's words with a tracker value goes
+through here, so that paraphrased but equal values never look like failures.
+``compare`` is three-valued (True / False / None = cannot tell) because a
+date given as a weekday cannot be checked against a calendar date without a
+reference day; callers abstain on None instead of guessing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator, Optional
+
+Span = tuple[int, int]
+
+# --- lexicons --------------------------------------------------------------
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "single": 1, "a single": 1, "a couple": 2, "couple": 2, "a couple of": 2, "a pair": 2,
+    "pair": 2, "both": 2, "a dozen": 12, "dozen": 12, "just me": 1, "only me": 1,
+    "myself": 1, "alone": 1, "solo": 1, "by myself": 1, "just one": 1,
+}
+ORDINAL_WORDS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "thirtieth": 30,
+}
+MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"])}
+MONTHS.update({k[:3]: v for k, v in list(MONTHS.items())})
+MONTHS["sept"] = 9
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+RELATIVE_DAYS = ("day after tomorrow", "tomorrow", "today", "tonight", "this evening")
+TRUE_WORDS = {"true", "yes", "yeah", "yep", "yup", "sure", "y", "1", "affirmative", "ok", "okay"}
+FALSE_WORDS = {"false", "no", "nope", "n", "0", "negative", "nah"}
+DONTCARE_PHRASES = (
+    "dontcare", "dont care", "don't care", "do not care", "doesn't matter", "doesnt matter",
+    "does not matter", "no preference", "not particular", "not picky", "any", "anything",
+    "anywhere", "any one", "anyone", "any of them", "whatever", "either", "either one",
+    "don't mind", "dont mind", "do not mind", "no particular", "i'm flexible", "im flexible",
+    "flexible", "not fussy", "any time", "anytime", "any day", "any kind", "any type",
+    "whichever", "up to you", "you choose", "your choice", "it's up to you", "any is fine",
+    "not important", "none in particular", "nothing in particular", "no specific",
+)
+# Spoken variants of the same place / thing (lower-case, normalised tokens).
+SYNONYMS = {
+    "nyc": "new york", "new york city": "new york", "ny": "new york", "sf": "san francisco",
+    "frisco": "san francisco", "la": "los angeles", "l a": "los angeles", "philly": "philadelphia",
+    "vegas": "las vegas", "dc": "washington", "washington d c": "washington", "washington dc": "washington",
+    "sd": "san diego", "atl": "atlanta", "nola": "new orleans", "kl": "kuala lumpur",
+    "3 d": "3d", "three d": "3d", "economy class": "economy", "business class": "business",
+    "premium economy class": "premium economy", "inexpensive": "cheap", "affordable": "cheap",
+    "expensive": "pricey", "moderately priced": "moderate", "reasonably priced": "moderate",
+    "high end": "ultra high end", "upscale": "ultra high end", "luxurious": "luxury",
+    "and": "and",
+}
+PERIOD_HOURS = {"morning": "am", "afternoon": "pm", "evening": "pm", "night": "pm", "noon": "pm",
+                "tonight": "pm"}
+
+VALUE_TYPES = ("text", "time", "date", "number", "bool", "categorical")
+
+
+# --- tokenisation ------------------------------------------------------------
+_TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|&")
+
+
+def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
+    """Lower-cased word tokens with char offsets; '&' reads as 'and', apostrophes drop."""
+    out = []
+    for m in _TOKEN_RE.finditer(text or ""):
+        tok = m.group(0).lower()
+        tok = "and" if tok == "&" else tok.replace("'", "")
+        out.append((tok, m.start(), m.end()))
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t, _, _ in tokens_with_spans(text)]
+
+
+def clean_text(value: str) -> str:
+    """Case/punctuation-insensitive form with synonyms applied and a leading article dropped."""
+    toks = tokens(value)
+    if len(toks) > 1 and toks[0] in ("the", "a", "an"):
+        toks = toks[1:]
+    s = " ".join(toks)
+    return SYNONYMS.get(s, s)
+
+
+# --- dontcare ------------------------------------------------------------------
+_DONTCARE_CLEAN = sorted({" ".join(tokens(p)) for p in DONTCARE_PHRASES}, key=len, reverse=True)
+
+
+def is_dontcare(value: str) -> bool:
+    s = " ".join(tokens(value))
+    if s in _DONTCARE_CLEAN:
+        return True
+    return bool(re.fullmatch(r"(any|anything|either|whatever)( \w+)?( is| are)?( fine| ok| okay| good)?", s))
+
+
+def find_dontcare(text: str) -> Optional[Span]:
+    toks = tokens_with_spans(text)
+    words = [t for t, _, _ in toks]
+    for phrase in _DONTCARE_CLEAN:
+        p = phrase.split()
+        for i in range(len(words) - len(p) + 1):
+            if words[i:i + len(p)] == p:
+                return (toks[i][1], toks[i + len(p) - 1][2])
+    return None
+
+
+# --- numbers -------------------------------------------------------------------
+_NUM_WORD_RE = re.compile(
+    r"\b(" + "|".join(sorted((re.escape(w) for w in NUMBER_WORDS), key=len, reverse=True)) + r")\b",
+    re.I)
+_DIGIT_RE = re.compile(r"(?<![\d.:$/-])(\d+(?:\.\d+)?)(?![\d:/]|\.\d|(?:st|nd|rd|th)\b)")
+
+
+def parse_number(value: str) -> Optional[float]:
+    s = (value or "").strip().lower()
+    s = re.sub(r"^(for|just|only|about|around)\s+", "", s)
+    m = re.fullmatch(r"\$?\s*(\d+(?:\.\d+)?)(\s*(people|persons|person|tickets|ticket|seats|seat|rooms|room|"
+                     r"adults|adult|passengers|passenger|nights|night|days|day|beds|bed|baths|bath|stars|star))?",
+                     s)
+    if m:
+        return float(m.group(1))
+    m = re.fullmatch(r"(.+?)(\s+(people|persons|person|tickets|ticket|seats|rooms|adults|passengers|nights|days|"
+                     r"beds|baths|stars|of us|of them))?", s)
+    w = m.group(1) if m else s
+    if w in NUMBER_WORDS:
+        return float(NUMBER_WORDS[w])
+    parts = w.replace("-", " ").split()
+    if len(parts) == 2 and parts[0] in NUMBER_WORDS and parts[1] in NUMBER_WORDS \
+            and NUMBER_WORDS[parts[0]] >= 20 and NUMBER_WORDS[parts[1]] < 10:
+        return float(NUMBER_WORDS[parts[0]] + NUMBER_WORDS[parts[1]])
+    return None
+
+
+def iter_numbers(text: str) -> Iterator[tuple[float, Span]]:
+    """Every number mention (digits or words) in text, with its span; parts of times/dates excluded."""
+    text = text or ""
+    busy = [sp for _, sp in iter_times(text)] + [sp for _, sp in iter_dates(text)]
+
+    def free(a: int, b: int) -> bool:
+        return not any(a < y and x < b for x, y in busy)
+
+    for m in _DIGIT_RE.finditer(text):
+        if free(m.start(1), m.end(1)):
+            yield float(m.group(1)), (m.start(1), m.end(1))
+    for m in _NUM_WORD_RE.finditer(text):
+        if free(m.start(1), m.end(1)):
+            yield float(NUMBER_WORDS[m.group(1).lower()]), (m.start(1), m.end(1))
+
+
+# --- times -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class TimeValue:
+    hour: int  # 0-23 when ``exact``; 1-12 (period unknown) otherwise
+    minute: int
+    exact: bool  # period (am/pm) known or 24-hour clock
+
+    def candidates(self) -> set[tuple[int, int]]:
+        if self.exact:
+            return {(self.hour, self.minute)}
+        h = self.hour % 12
+        return {(h, self.minute), (h + 12, self.minute)}
+
+    def canonical(self) -> str:
+        if self.exact:
+            return f"{self.hour:02d}:{self.minute:02d}"
+        return f"{self.hour:02d}:{self.minute:02d}?"
+
+
+_H = r"(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_MIN_WORDS = {"o'clock": 0, "oclock": 0, "fifteen": 15, "thirty": 30, "forty five": 45, "forty-five": 45,
+              "fifteen minutes": 15, "ten": 10, "twenty": 20, "forty": 40, "fifty": 50, "five": 5,
+              "oh five": 5, "twenty five": 25, "thirty five": 35, "forty": 40}
+_MW = r"(o'?clock|fifteen|thirty|forty[ -]five|twenty[ -]five|thirty[ -]five|ten|twenty|forty|fifty|oh five)"
+_AMPM = r"(a\.?\s?m\.?|p\.?\s?m\.?)"
+_PERIOD = r"(morning|afternoon|evening|night|noon)"
+_TIME_PATTERNS = [
+    # half past 6 pm / quarter to 8 in the evening
+    re.compile(rf"\b(half past|quarter past|quarter to|quarter after|quarter till)\s+{_H}"
+               rf"(?:\s*{_AMPM}|\s+in the {_PERIOD}|\s+at night)?", re.I),
+    # 7:30 pm, 7 pm, seven thirty pm, 7 o'clock in the evening
+    re.compile(rf"\b{_H}(?::(\d{{2}})|\s+{_MW})?\s*(?:{_AMPM}(?![a-z])|\s+in the {_PERIOD}|\s+at (night|noon))", re.I),
+    # afternoon 12, evening 6:30, morning 11
+    re.compile(rf"\b{_PERIOD}\s+(?:at\s+)?{_H}(?::(\d{{2}}))?(?![\d:])", re.I),
+    # 19:00, 7:30 (period unknown below 13)
+    re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])"),
+    # 7 o'clock
+    re.compile(rf"\b{_H}\s+o'?clock\b", re.I),
+    re.compile(r"\b(noon|midday|midnight)\b", re.I),
+]
+
+
+def _hour(tok: str) -> int:
+    tok = tok.lower()
+    return int(tok) if tok.isdigit() else NUMBER_WORDS[tok]
+
+
+def _apply_period(h: int, period: Optional[str]) -> tuple[int, bool]:
+    if period is None:
+        if h > 12 or h == 0:
+            return h % 24, True
+        return h, False
+    p = period.lower().replace(".", "").replace(" ", "")
+    p = PERIOD_HOURS.get(p, p)
+    if p == "am":
+        return (0 if h == 12 else h), True
+    if p == "pm":
+        return (h if h == 12 else h + 12) % 24, True
+    return h, False
+
+
+def _time_from_match(idx: int, m: re.Match) -> Optional[TimeValue]:
+    g = m.groups()
+    try:
+        if idx == 0:
+            kind, h = g[0].lower(), _hour(g[1])
+            period = g[2] or g[3] or ("night" if "at night" in m.group(0).lower() else None)
+            minute = {"half past": 30, "quarter past": 15, "quarter after": 15}.get(kind)
+            if minute is None:  # quarter to/till
+                h, minute = (h - 1) if h > 1 else 12, 45
+            hh, exact = _apply_period(h, period)
+            return TimeValue(hh, minute, exact)
+        if idx == 1:
+            h = _hour(g[0])
+            minute = int(g[1]) if g[1] else (_MIN_WORDS.get(g[2].lower().replace("-", " "), 0) if g[2] else 0)
+            period = g[3] or g[4] or g[5]
+            hh, exact = _apply_period(h, period)
+            return TimeValue(hh, minute, exact)
+        if idx == 2:
+            period, h = g[0], _hour(g[1])
+            minute = int(g[2]) if g[2] else 0
+            if period.lower() == "noon":
+                return None
+            hh, exact = _apply_period(h, period)
+            return TimeValue(hh, minute, exact)
+        if idx == 3:
+            h, minute = int(g[0]), int(g[1])
+            if h > 23 or minute > 59:
+                return None
+            exact = h > 12 or h == 0 or g[0].startswith("0")
+            return TimeValue(h, minute, exact)
+        if idx == 4:
+            hh, exact = _apply_period(_hour(g[0]), None)
+            return TimeValue(hh, 0, exact)
+        if idx == 5:
+            w = g[0].lower()
+            return TimeValue(0 if w == "midnight" else 12, 0, True)
+    except (KeyError, ValueError):
+        return None
+    return None
+
+
+def iter_times(text: str) -> Iterator[tuple[TimeValue, Span]]:
+    """Every time expression in text; earlier patterns win on overlaps."""
+    taken: list[Span] = []
+    for idx, pat in enumerate(_TIME_PATTERNS):
+        for m in pat.finditer(text or ""):
+            sp = (m.start(), m.end())
+            if any(sp[0] < b and a < sp[1] for a, b in taken):
+                continue
+            tv = _time_from_match(idx, m)
+            if tv is None or tv.hour > 23 or tv.minute > 59:
+                continue
+            taken.append(sp)
+            yield tv, sp
+
+
+@lru_cache(maxsize=4096)
+def parse_time(value: str) -> Optional[TimeValue]:
+    v = (value or "").strip()
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::\d{2})?", v)
+    if m:
+        h, mi = int(m.group(1)), int(m.group(2))
+        if h <= 23 and mi <= 59:
+            return TimeValue(h, mi, h > 12 or h == 0 or len(m.group(1)) == 2)
+    found = list(iter_times(v))
+    if len(found) == 1:
+        return found[0][0]
+    return None
+
+
+# --- dates -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class DateValue:
+    year: Optional[int] = None
+    month: Optional[int] = None
+    day: Optional[int] = None
+    weekday: Optional[str] = None
+    relative: Optional[str] = None
+
+    def canonical(self) -> str:
+        if self.day is not None:
+            y = f"{self.year:04d}" if self.year else "----"
+            mo = f"{self.month:02d}" if self.month else "--"
+            return f"{y}-{mo}-{self.day:02d}"
+        return self.weekday or self.relative or ""
+
+
+_MONTH_RE = r"(january|february|march|april|may|june|july|august|september|october|november|december|" \
+            r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_DAY_RE = r"(\d{1,2})(?:st|nd|rd|th)?"
+_ORD_RE = r"(" + "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True)) + r")"
+_DATE_PATTERNS = [
+    re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"),
+    re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b"),
+    re.compile(rf"\b{_MONTH_RE}\s+(?:the\s+)?{_DAY_RE}(?:,?\s+(\d{{4}}))?\b", re.I),
+    re.compile(rf"\b{_MONTH_RE}\s+(?:the\s+)?{_ORD_RE}\b", re.I),
+    re.compile(rf"\b(?:the\s+)?{_DAY_RE}\s+(?:of\s+)?{_MONTH_RE}(?:,?\s+(\d{{4}}))?", re.I),
+    re.compile(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:of\s+)?{_MONTH_RE}", re.I),
+    re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(?:this|the|next)\s+month)?", re.I),
+    re.compile(rf"\bthe\s+{_ORD_RE}\b(?:\s+of\s+(?:this|the|next)\s+month)?", re.I),
+    re.compile(r"\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I),
+    re.compile(r"\b(day after tomorrow|tomorrow|today|tonight)\b", re.I),
+]
+
+
+def _ordinal(tok: str) -> Optional[int]:
+    tok = tok.lower()
+    if tok.isdigit():
+        return int(tok)
+    return ORDINAL_WORDS.get(tok)
+
+
+def _date_from_match(idx: int, m: re.Match) -> Optional[DateValue]:
+    g = m.groups()
+    if idx == 0:
+        return DateValue(int(g[0]), int(g[1]), int(g[2]))
+    if idx == 1:
+        y = int(g[2]) if g[2] else None
+        if y is not None and y < 100:
+            y += 2000
+        return DateValue(y, int(g[0]), int(g[1]))  # US order month/day
+    if idx == 2:
+        return DateValue(int(g[2]) if g[2] else None, MONTHS[g[0].lower().rstrip(".")], int(g[1]))
+    if idx == 3:
+        return DateValue(None, MONTHS[g[0].lower().rstrip(".")], _ordinal(g[1]))
+    if idx == 4:
+        return DateValue(int(g[2]) if g[2] else None, MONTHS[g[1].lower().rstrip(".")], int(g[0]))
+    if idx == 5:
+        return DateValue(None, MONTHS[g[1].lower().rstrip(".")], _ordinal(g[0]))
+    if idx in (6, 7):
+        return DateValue(None, None, _ordinal(g[0]))
+    if idx == 8:
+        return DateValue(weekday=g[1].lower())
+    if idx == 9:
+        w = g[0].lower()
+        return DateValue(relative="today" if w == "tonight" else w)
+    return None
+
+
+def iter_dates(text: str) -> Iterator[tuple[DateValue, Span]]:
+    taken: list[Span] = []
+    for idx, pat in enumerate(_DATE_PATTERNS):
+        for m in pat.finditer(text or ""):
+            sp = (m.start(), m.end())
+            if any(sp[0] < b and a < sp[1] for a, b in taken):
+                continue
+            try:
+                dv = _date_from_match(idx, m)
+            except (KeyError, ValueError, TypeError):
+                dv = None
+            if dv is None or (dv.day is not None and not 1 <= dv.day <= 31) or \
+                    (dv.month is not None and not 1 <= dv.month <= 12):
+                continue
+            taken.append(sp)
+            yield dv, sp
+
+
+@lru_cache(maxsize=4096)
+def parse_date(value: str) -> Optional[DateValue]:
+    found = list(iter_dates(value or ""))
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0][0]
+    # "Friday, March 8th": merge a weekday with a calendar date
+    days = [d for d, _ in found if d.day is not None]
+    wds = [d.weekday for d, _ in found if d.weekday]
+    if len(days) == 1:
+        d = days[0]
+        return DateValue(d.year, d.month, d.day, wds[0] if wds else None)
+    return found[0][0]
+
+
+def compare_dates(a: DateValue, b: DateValue) -> Optional[bool]:
+    """Match on day/month (and year only when both give one); None when not comparable."""
+    if a.day is not None and b.day is not None:
+        if a.day != b.day:
+            return False
+        if a.month and b.month and a.month != b.month:
+            return False
+        if a.year and b.year and a.year != b.year:
+            return False
+        return True
+    if a.day is None and b.day is None:
+        if a.weekday and b.weekday:
+            return a.weekday == b.weekday
+        if a.relative and b.relative:
+            return a.relative == b.relative
+    if a.weekday and b.weekday:
+        return a.weekday == b.weekday
+    return None
+
+
+def compare_times(a: TimeValue, b: TimeValue) -> bool:
+    return bool(a.candidates() & b.candidates())
+
+
+# --- booleans ------------------------------------------------------------------
+def parse_bool(value: str) -> Optional[bool]:
+    s = " ".join(tokens(value))
+    if s in TRUE_WORDS:
+        return True
+    if s in FALSE_WORDS:
+        return False
+    return None
+
+
+# --- public API ------------------------------------------------------------------
+def normalize(value: Optional[str], value_type: str = "text") -> str:
+    """Canonical string for a value of the given type ("" for empty)."""
+    if value is None:
+        return ""
+    v = str(value).strip()
+    if not v:
+        return ""
+    if is_dontcare(v):
+        return "dontcare"
+    if value_type == "time":
+        tv = parse_time(v)
+        if tv is not None:
+            return tv.canonical()
+    elif value_type == "date":
+        dv = parse_date(v)
+        if dv is not None:
+            return dv.canonical()
+    elif value_type == "number":
+        n = parse_number(v)
+        if n is not None:
+            return str(int(n)) if n == int(n) else str(n)
+    elif value_type == "bool":
+        b = parse_bool(v)
+        if b is not None:
+            return "true" if b else "false"
+    return clean_text(v)
+
+
+def compare(a: Optional[str], b: Optional[str], value_type: str = "text") -> Optional[bool]:
+    """True = same value, False = different, None = cannot tell (e.g. weekday vs date)."""
+    if a is None or b is None or not str(a).strip() or not str(b).strip():
+        return False
+    a, b = str(a), str(b)
+    da, db = is_dontcare(a), is_dontcare(b)
+    if da or db:
+        return da and db
+    if value_type == "time" or (value_type == "text" and parse_time(a) and parse_time(b)):
+        ta, tb = parse_time(a), parse_time(b)
+        if ta and tb:
+            return compare_times(ta, tb)
+        if value_type == "time" and (ta is None) != (tb is None):
+            return None
+    if value_type == "date":
+        xa, xb = parse_date(a), parse_date(b)
+        if xa and xb:
+            return compare_dates(xa, xb)
+        if (xa is None) != (xb is None):
+            return None
+    if value_type in ("number", "categorical", "text"):
+        na, nb = parse_number(a), parse_number(b)
+        if na is not None and nb is not None:
+            return na == nb
+    if value_type == "bool":
+        ba, bb = parse_bool(a), parse_bool(b)
+        if ba is not None and bb is not None:
+            return ba == bb
+    return clean_text(a) == clean_text(b)
+
+
+def values_match(a: Optional[str], b: Optional[str], value_type: str = "text") -> bool:
+    return compare(a, b, value_type) is True
+
+
+def _find_tokens(value: str, text: str) -> Optional[Span]:
+    vt = tokens(value)
+    if len(vt) > 1 and vt[0] in ("the", "a", "an"):
+        vt = vt[1:]
+    if not vt:
+        return None
+    variants = [vt]
+    s = " ".join(vt)
+    for k, v in SYNONYMS.items():
+        if v == s and k != s:
+            variants.append(k.split())
+        if k == s and v != s:
+            variants.append(v.split())
+    tt = tokens_with_spans(text)
+    words = [t for t, _, _ in tt]
+    for var in variants:
+        n = len(var)
+        for i in range(len(words) - n + 1):
+            if words[i:i + n] == var:
+                return (tt[i][1], tt[i + n - 1][2])
+    return None
+
+
+def find_in_text(value: Optional[str], text: str, value_type: str = "text") -> Optional[Span]:
+    """Span [l, r) in text where value is expressed (normalisation-aware), or None."""
+    if value is None or not str(value).strip() or not text:
+        return None
+    value = str(value)
+    if is_dontcare(value):
+        return find_dontcare(text)
+    if value_type == "time" or (value_type == "text" and parse_time(value)):
+        tv = parse_time(value)
+        if tv is not None:
+            for t2, sp in iter_times(text):
+                if compare_times(tv, t2):
+                    return sp
+            if value_type == "time":
+                return _find_tokens(value, text)
+    if value_type == "date":
+        dv = parse_date(value)
+        if dv is not None:
+            for d2, sp in iter_dates(text):
+                if compare_dates(dv, d2):
+                    return sp
+            return _find_tokens(value, text)
+    if value_type in ("number", "categorical", "text"):
+        n = parse_number(value)
+        if n is not None:
+            for n2, sp in iter_numbers(text):
+                if n2 == n:
+                    return sp
+            if value_type == "number":
+                return None
+    if value_type == "bool":
+        return None  # a bare yes/no only means something next to the slot; see extract
+    return _find_tokens(value, text)
+
+
+__all__ = ["normalize", "compare", "values_match", "find_in_text", "iter_times", "iter_dates",
+           "iter_numbers", "parse_time", "parse_date", "parse_number", "parse_bool", "is_dontcare",
+           "find_dontcare", "tokens", "tokens_with_spans", "clean_text", "TimeValue", "DateValue"]
