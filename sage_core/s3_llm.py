@@ -84,6 +84,11 @@ class S3Verifier:
         self.max_tokens = max_tokens
         self.min_confidence = min_confidence  # decided answers below this become abstentions
 
+    @classmethod
+    def from_settings(cls, model: Optional[str] = None, **kw) -> "S3Verifier":
+        """S3 on the configured endpoint; the cheap ``SAGE_LLM_MODEL`` by default (one focused call)."""
+        return cls(LLMClient.from_settings(model), **kw)
+
     # --- prompt ------------------------------------------------------------
     def build_messages(self, criterion: Criterion, turn: Turn, spec: WorkflowSpec) -> list[dict]:
         a = criterion.args or {}

@@ -288,3 +288,24 @@ def test_cli_unknown_model_reports_unknown_cost(llm_server, files):
     p2, rows2, _ = cli(llm_server.base_url, files, "--method", "direct", "--mode", "transcript",
                        "--model", "local-llama", "--prices", str(prices), out="priced.jsonl")
     assert p2.returncode == 0 and all(r["cost_usd"] > 0 for r in rows2)
+
+
+def test_cli_without_key_names_the_env_var(llm_server, files):
+    env = {k: v for k, v in os.environ.items() if k != "SAGE_LLM_API_KEY"}
+    env.update(SAGE_LLM_BASE_URL=llm_server.base_url, SAGE_CACHE_DIR=str(files["tmp"] / "c"), PYTHONPATH=str(REPO))
+    p = subprocess.run([sys.executable, "-m", "sage_core", "baseline", "--method", "direct", "--mode", "state",
+                        "--slice", str(files["slice"]), "--schema", str(files["schema"]),
+                        "--out", str(files["tmp"] / "o.jsonl")], cwd=files["tmp"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "SAGE_LLM_API_KEY" in p.stderr and llm_server.attempts == 0
+
+
+def test_workers_keep_turn_order(llm_server, files):
+    for r in DIRECT_RULES:
+        llm_server.add_rule(*r)
+    reg = load_workflows(files["schema"])
+    client = LLMClient("gpt-4.1", llm_server.base_url, "k", None)
+    turns = read_slice(files["slice"])
+    rows = run_baseline("direct", "state", turns, reg, client, workers=3)
+    assert [r["turn_id"] for r in rows] == ["a-1", "b-1", "c-1", "d-1"]
+    assert [r["label"] for r in rows] == ["acceptable", "failure", "failure", "acceptable"]

@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=1, help="concurrent requests")
 
 
-def _load(path: str, registry, what: str):
+def _load(path: str, registry):
     turns = read_slice(path)
     validate_against(turns, registry, path)
     return turns
@@ -62,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise SageInputError("must be >= 1", field="--workers")
     registry = load_workflows(args.schema)
-    turns = _load(args.slice, registry, "slice")
-    dev = _load(args.dev, registry, "dev") if args.dev else None
+    turns = _load(args.slice, registry)
+    dev = _load(args.dev, registry) if args.dev else None
     s = get_settings()
     common = dict(base_url=args.base_url, prices=args.prices, cache_dir="" if args.no_cache else args.cache_dir)
     if args.method == "frugal":
