@@ -210,7 +210,8 @@ def wnf_candidates(turn: Turn, spec: WorkflowSpec) -> list[tuple[str, str]]:
         if s in legal or s in supplied or s in turn.state_after and s not in turn.state_before:
             continue
         if s in intent:
-            if spec.filled(turn.state_before, s):
+            # still held in s_t: a slot the tracker cleared (intent switch, reset) may be asked again
+            if spec.filled(turn.state_before, s) and spec.filled(turn.state_after, s):
                 out.append((s, "already filled"))
         elif not spec.filled(turn.state_before, s):
             out.append((s, "not a slot of the intent"))
@@ -234,11 +235,15 @@ def inject_wnf(turn: Turn, spec: WorkflowSpec, rng: random.Random, pool: Optiona
 
 
 def pc_missing(turn: Turn, spec: WorkflowSpec) -> list[str]:
-    """Required slots still empty once u_t's values are added to s_{t-1} (what the agent knows)."""
+    """Required slots the agent cannot know: empty in s_{t-1}, not given in u_t, and empty in s_t.
+
+    s_t counts because a user accepting an offer ("book me that bus") fills
+    slots from the agent's own earlier turn without a user value in u_t.
+    """
     known = dict(turn.state_before)
     for uv in turn.user_values or []:
         known[uv.slot] = uv.value
-    return spec.missing_for_outcome(known)
+    return [s for s in spec.missing_for_outcome(known) if not spec.filled(turn.state_after, s)]
 
 
 def inject_pc(turn: Turn, spec: WorkflowSpec, rng: random.Random, pool: Optional[ValuePool] = None) -> Optional[Turn]:

@@ -1,0 +1,116 @@
+"""SGD slice benchmark: build the paper's slice, run SAGE-Core offline, print figures vs targets.
+
+Builds the 280-turn slice from ../shared/data/sgd/test (rate 0.5, seed 0),
+evaluates it twice with the offline S2 backend (the second run is the warm
+figure), and prints F1 with a 95 % CI, per-class recall, routing shares,
+ms/turn and whole-slice seconds, each target with a PASS/FAIL mark. It never
+asserts: machines differ. ``--show-errors`` lists the misjudged turns with the
+criteria that fired or stayed silent, to tell evaluator faults from injector faults.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from sage_core.report import per_class_recall  # noqa: E402
+from sage_core.slice_builder import build_slice, load_turns  # noqa: E402
+from sage_core.statistics import bootstrap_ci, prf  # noqa: E402
+
+
+def mark(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def describe(t, v) -> str:
+    lines = [f"  {t.turn_id} {t.workflow} gold={t.gold.label}/{t.gold.failure_class} pred={v.label.value}"
+             f" conf={v.confidence:.2f} mutation={t.meta.get('mutation')}",
+             f"    U: {t.user}", f"    A: {t.agent}",
+             f"    acts: {[(a.act, a.slot, a.value) for a in (t.agent_acts or [])]}",
+             f"    s_t-1: {t.state_before}", f"    s_t:   {t.state_after}",
+             f"    user_values: {[(u.slot, u.value) for u in (t.user_values or [])]}"]
+    for tr in v.traces:
+        f = tr.final
+        lines.append(f"    {tr.criterion.id}: {f.decision.value} @{f.stage.value} m={f.margin:.2f} {f.rationale[:120]}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "sgd" / "test"))
+    ap.add_argument("--n", type=int, default=280)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--classes", default="IUV,WNF,PC,UV")
+    ap.add_argument("--s2-backend", default="offline")
+    ap.add_argument("--show-errors", action="store_true")
+    ap.add_argument("--strip-annotations", action="store_true",
+                    help="drop user_values/agent_acts so the compiler must extract evidence (harder)")
+    args = ap.parse_args(argv)
+    data = Path(args.data)
+    if not data.is_dir():
+        print(f"SGD test split not found at {data}; nothing to benchmark")
+        return 0
+    from sage_core.cascade import CascadeConfig, Evaluator
+
+    t0 = time.perf_counter()
+    turns, registry = load_turns("sgd", str(data), str(data / "schema.json"))
+    sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
+                              classes=args.classes.split(","))
+    t_build = time.perf_counter() - t0
+    for line in summary.lines():
+        print(line)
+    print(f"slice built in {t_build:.2f} s")
+    if args.strip_annotations:
+        for t in sl:
+            t.user_values, t.agent_acts = None, None
+        print("annotations stripped: evidence is extracted from text")
+
+    ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
+    t1 = time.perf_counter()
+    ev.evaluate(sl)
+    cold = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    vs = ev.evaluate(sl)
+    warm = time.perf_counter() - t2
+
+    y = np.array([1 if t.gold.label == "failure" else 0 for t in sl])
+    p = np.array([1 if v.predicted_failure else 0 for v in vs])
+    f1, lo, hi = bootstrap_ci(y, p, n_resamples=10_000, seed=0)
+    m = prf(y, p)
+    rec = per_class_recall(sl, p)
+    stages = Counter(tr.final.stage.value for v in vs for tr in v.traces)
+    n_crit = sum(stages.values())
+    undecided = sum(v.label.value == "undecided" for v in vs)
+
+    print(f"\nS2 backend: {ev.s2_backend_name}")
+    print(f"F1 {f1:.3f} [95% CI {lo:.3f}, {hi:.3f}]  P {m['precision']:.3f}  R {m['recall']:.3f}  "
+          f"(tp {m['tp']}, fp {m['fp']}, fn {m['fn']}); undecided turns {undecided}")
+    print("per-class recall: " + ", ".join(f"{c} {'—' if r is None else f'{r:.3f}'}" for c, r in rec.items()))
+    print(f"routing ({n_crit} criteria, {n_crit / len(sl):.2f}/turn): "
+          + ", ".join(f"{s} {stages.get(s, 0) / max(n_crit, 1):.1%}" for s in ("S1", "S2", "S3", "none")))
+    print(f"time: cold {cold:.2f} s, warm {warm:.2f} s for {len(sl)} turns ({1000 * warm / len(sl):.2f} ms/turn warm)")
+    print(f"[{mark(f1 >= 0.90)}] F1 >= 0.90 (got {f1:.3f})")
+    iuv = rec.get("IUV")
+    print(f"[{mark(iuv is not None and iuv >= 0.80)}] IUV recall >= 0.80 (got {'—' if iuv is None else f'{iuv:.3f}'})")
+    print(f"[{mark(warm < 2.0)}] whole slice < 2 s warm (got {warm:.2f} s)")
+    if args.show_errors:
+        wrong = [(t, v) for t, v, a, b in zip(sl, vs, y, p) if a != b]
+        print(f"\n{len(wrong)} misjudged turns:")
+        for t, v in wrong:
+            print(describe(t, v))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
