@@ -136,3 +136,20 @@ def test_every_compiled_criterion_gets_a_focused_prompt(llm_server, tmp_path):
         assert v.decision == Decision.TRUE and v.stage == Stage.S3 and usage.paid_calls == 1
     assert llm_server.count() == len(crits)
     assert all(f"Claim ({c.type.value})" in r.messages[1]["content"] for c, r in zip(crits, llm_server.requests))
+
+
+def test_cascade_sends_abstentions_to_s3(llm_server, tmp_path):
+    """Contract with the core cascade (config sage-llm): S3 decides what S1/S2 abstained on."""
+    cascade = pytest.importorskip("sage_core.cascade")
+    from sage_core.workflow import WorkflowRegistry
+    llm_server.add_rule(r"Claim \(UV\)", '{"answer": "true", "confidence": 0.9}')
+    llm_server.default = '{"answer": "false", "confidence": 0.8}'
+    cfg = cascade.CascadeConfig.named("sage-llm", s2_backend="offline", tau=1.01, s3_open_class=("all",))
+    ev = cascade.Evaluator(WorkflowRegistry([SPEC]), cfg, s3=verifier(llm_server, tmp_path))
+    v = ev.evaluate([TURN])[0]
+    assert v.traces and all(t.final.stage == Stage.S3 for t in v.traces)
+    assert v.label.value == "failure" and v.paid_calls == llm_server.count() == len(v.traces)
+    uv = [t for t in v.traces if t.criterion.type == FailureClass.UV]
+    assert uv and all(t.final.decision == Decision.TRUE for t in uv)
+    again = cascade.Evaluator(WorkflowRegistry([SPEC]), cfg, s3=verifier(llm_server, tmp_path)).evaluate([TURN])[0]
+    assert again.paid_calls == 0 and llm_server.count() == len(v.traces)  # replayed from the cache
