@@ -6,9 +6,9 @@ turn t is always ``state_after`` of turn t-1, and the output is validated
 against the schema with the same code the app uses. Run
 ``python data/demo/make_demo.py`` after editing; commit both outputs.
 
-The dialogues are our own, written for the demo. Five services, twelve
+The dialogues are our own, written for the demo. Five services, fifteen
 dialogues, clean turns and at least two failures of each class (IUV, WNF, PC,
-UV) with gold labels; dialogues ``pharm-*`` and ``flight-003`` carry no
+UV) with gold labels; dialogues ``pharm-*``, ``flight-003``, ``clinic-003`` and ``car-003`` carry no
 ``user_values``/``agent_acts`` so the compiler's extraction path shows.
 """
 from __future__ import annotations
@@ -171,6 +171,16 @@ DIALOGUES = [
           "Sorry! Your table at Pasta Pomodoro at 6:30 pm is booked.",
           [("city", "Oakland")], [("NOTIFY_SUCCESS",)]),
     ]),
+    dialogue("rest-004", "Restaurants_1:ReserveRestaurant", [
+        T("Book Sakura House in Palo Alto for me and my wife tonight.", "What time should I book?",
+          [("restaurant_name", "Sakura House"), ("city", "Palo Alto"), ("party_size", "2", "me and my wife"),
+           ("date", "today", "tonight")], [("REQUEST", "time")]),
+        T("Half past seven.", "Please confirm: Sakura House in Palo Alto, today at 7:30 pm for 2 people.",
+          [("time", "7:30 pm", "Half past seven")],
+          [("CONFIRM", "restaurant_name", "Sakura House"), ("CONFIRM", "time", "7:30 pm")],
+          write={"time": "19:30"}),
+        T("Perfect.", "Your table is booked. Enjoy!", [], [("NOTIFY_SUCCESS",)]),
+    ]),
     dialogue("flight-001", "Flights_1:SearchOnewayFlight", [
         T("I need a one-way flight from Chicago to Denver.", "When would you like to leave?",
           [("origin_city", "Chicago"), ("destination_city", "Denver")], [("REQUEST", "departure_date")],
@@ -216,6 +226,13 @@ DIALOGUES = [
           [("CONFIRM", "patient_name", "Maria Lopez"), ("CONFIRM", "appointment_time", "10:30 am")]),
         T("Correct.", "Booked! You will get a reminder the day before.", [], [("NOTIFY_SUCCESS",)]),
     ]),
+    dialogue("clinic-003", "Clinic_1:BookAppointment", [
+        T("Can I see Dr. Nguyen on June 3 at 4 pm? The patient is Leo Park.",
+          "Just to double-check: what time did you want, 4 pm?",
+          write={"doctor_name": "Dr. Nguyen", "appointment_date": "June 3", "appointment_time": "4 pm",
+                 "patient_name": "Leo Park"}),
+        T("Yes, 4 pm.", "Your appointment with Dr. Nguyen on June 3 at 4 pm is booked."),
+    ], annotated=False),
     dialogue("pharm-001", "Pharmacy_1:RefillPrescription", [
         T("I want to refill prescription RX-40213.", "Which pharmacy location should I send it to?",
           write={"prescription_id": "RX-40213"}),
@@ -241,6 +258,14 @@ DIALOGUES = [
           [("CONFIRM", "car_type", "Compact"), ("CONFIRM", "pickup_time", "10 am")]),
         T("Yes.", "Your car is reserved. Have a safe trip!", [], [("NOTIFY_SUCCESS",)]),
     ]),
+    dialogue("car-003", "RentalCars_1:ReserveCar", [
+        T("I'd like an SUV in Denver, picking up August 14 at 9 am and returning August 20.",
+          "Great, the SUV is reserved for you. Anything else?",
+          write={"car_type": "SUV", "pickup_city": "Denver", "pickup_date": "August 14",
+                 "pickup_time": "9 am", "dropoff_date": "August 20"}),
+        T("Make it a compact instead.", "No problem. Your reservation now has a compact car.",
+          write={"car_type": "Compact"}),
+    ], annotated=False),
     dialogue("car-002", "RentalCars_1:ReserveCar", [
         T("Looking for a car in Austin, pickup July 1 at noon, return July 3.",
           "I have a Standard sedan available. Would that work?",
