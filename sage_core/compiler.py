@@ -32,13 +32,26 @@ def _check_slot(spec: WorkflowSpec, slot: Optional[str], fld: str, turn: Turn, a
 
 
 def info_state(turn: Turn, user_values: list[UserValue]) -> dict[str, str]:
-    """What the agent knows when it replies: s_{t-1} updated with u_t (s_t plus the user's values)."""
-    st = dict(turn.state_before)
-    st.update({k: v for k, v in turn.state_after.items() if v is not None and str(v).strip()})
+    """What the agent knows when it replies: s_{t-1} updated with u_t's user values."""
+    st = {k: v for k, v in turn.state_before.items() if v is not None and str(v).strip()}
     for uv in user_values:
         if uv.value.strip():
             st[uv.slot] = uv.value
     return st
+
+
+def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct]) -> set[str]:
+    """Slots whose s_t value the reply itself states (a CONFIRM act, or the value in the text).
+
+    A value the user accepted from an earlier offer reaches s_t without a user
+    value; the agent knows it exactly when its confirmation restates it.
+    """
+    out = {a.slot for a in acts if a.act == "CONFIRM" and a.slot and a.value}
+    for slot, v in turn.state_after.items():
+        if v and str(v).strip() and slot in spec.slots and \
+                find_in_text(v, turn.agent, spec.slots[slot].value_type):
+            out.add(slot)
+    return out
 
 
 def legal_state(turn: Turn) -> dict[str, str]:
@@ -132,7 +145,8 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
     confirms = [a for a in acts if a.act in CONFIRM_ACTS]
     if confirms:
         known = info_state(turn, uvs)
-        missing = spec.missing_for_outcome(known)
+        stated = stated_in_reply(turn, spec, acts)
+        missing = [m for m in spec.missing_for_outcome(known) if m not in stated]
         cue = confirmation_cue(turn.agent)
         out.append(Criterion(
             cid("PC", None), FailureClass.PC,
@@ -154,4 +168,4 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
     return out, uvs, acts
 
 
-__all__ = ["compile_turn", "compile_with_evidence", "turn_evidence", "info_state", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]
+__all__ = ["compile_turn", "compile_with_evidence", "turn_evidence", "info_state", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]
