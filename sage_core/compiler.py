@@ -71,6 +71,17 @@ def _slot_span(text: str, spec: WorkflowSpec, slot: str) -> Optional[tuple[int, 
     return None
 
 
+def validate_turn(turn: Turn, spec: WorkflowSpec) -> None:
+    """Every slot the turn names (states, user values, agent acts) must be in the schema."""
+    for fld, st in (("state_before", turn.state_before), ("state_after", turn.state_after)):
+        for slot in st:
+            _check_slot(spec, slot, f"{fld}.{slot}", turn, allow_pseudo=False)
+    for i, uv in enumerate(turn.user_values or []):
+        _check_slot(spec, uv.slot, f"user_values[{i}].slot", turn, allow_pseudo=False)
+    for i, a in enumerate(turn.agent_acts or []):
+        _check_slot(spec, a.slot, f"agent_acts[{i}].slot", turn, allow_pseudo=True)
+
+
 def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
                   ) -> tuple[list[UserValue], list[AgentAct]]:
     """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent."""
@@ -98,9 +109,7 @@ def compile_turn(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None) 
 def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
                           ) -> tuple[list[Criterion], list[UserValue], list[AgentAct]]:
     """``compile_turn`` plus the user values / agent acts it compiled from (for the verifiers)."""
-    for fld, st in (("state_before", turn.state_before), ("state_after", turn.state_after)):
-        for slot in st:
-            _check_slot(spec, slot, f"{fld}.{slot}", turn, allow_pseudo=False)
+    validate_turn(turn, spec)
     uvs, acts = turn_evidence(turn, spec, floor)
     diff = StateDiff.between(turn.state_before, turn.state_after)
     out: list[Criterion] = []
@@ -168,4 +177,4 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
     return out, uvs, acts
 
 
-__all__ = ["compile_turn", "compile_with_evidence", "turn_evidence", "info_state", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]
+__all__ = ["compile_turn", "validate_turn", "compile_with_evidence", "turn_evidence", "info_state", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]
