@@ -402,6 +402,18 @@ def run(args) -> int:
         configs.remove("sage-llm")
         notes.append("sage-llm skipped: no LLM endpoint configured (SAGE_LLM_API_KEY).")
     primary = configs[0]
+    # read every input before the (slow) SAGE runs, so a bad file fails fast
+    baselines = {}
+    ids = {t.turn_id for t in turns}
+    for path in args.baselines:
+        ev = read_evaluator_verdicts(path)
+        missing = sorted(ids - set(ev.labels))
+        if missing:
+            raise SageInputError(f"no verdict for {len(missing)} slice turns (first: '{missing[0]}')",
+                                 file=path, field="turn_id")
+        if ev.name in baselines or ev.name in configs:
+            raise SageInputError(f"evaluator name '{ev.name}' is used twice", file=path, field="evaluator")
+        baselines[ev.name] = ev
     sage, verdicts, backend_name = {}, {}, None
     for cfg in configs:
         try:
@@ -415,17 +427,6 @@ def run(args) -> int:
         sage[cfg] = from_turn_verdicts(cfg, vs)
         backend_name = backend_name or bname
         notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn).")
-    baselines = {}
-    ids = {t.turn_id for t in turns}
-    for path in args.baselines:
-        ev = read_evaluator_verdicts(path)
-        missing = sorted(ids - set(ev.labels))
-        if missing:
-            raise SageInputError(f"no verdict for {len(missing)} slice turns (first: '{missing[0]}')",
-                                 file=path, field="turn_id")
-        if ev.name in baselines or ev.name in sage:
-            raise SageInputError(f"evaluator name '{ev.name}' is used twice", file=path, field="evaluator")
-        baselines[ev.name] = ev
     sgdx = None
     if args.sgdx_dir:
         from .loaders.sgd import remap_turns, sgdx_slot_map

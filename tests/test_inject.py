@@ -225,3 +225,21 @@ def test_injectors_on_real_sgd(shared_data, sgd_schema_path):
                 s = r.meta["mutation"]["slot"]
                 assert r.state_after.get(s) != uvs[s]
     assert all(v > 0 for v in seen.values()), seen
+
+
+def test_pc_not_applicable_when_an_accepted_offer_fills_the_slot(spec):
+    # "book me that one": the tracker fills time from the agent's earlier offer, so the agent knows it
+    t = make_turn(user="Yes, book that.", state_before={"date": "tomorrow", "restaurant_name": "Luigi's",
+                                                        "city": "San Jose"},
+                  state_after={"date": "tomorrow", "restaurant_name": "Luigi's", "city": "San Jose",
+                               "time": "6:30 pm"}, user_values=[])
+    assert pc_missing(t, spec) == []
+    assert inject_pc(t, spec, random.Random(0)) is None
+
+
+def test_wnf_skips_slots_the_tracker_cleared(spec):
+    # intent switch: s_t no longer holds date, so asking for it again is legitimate
+    t = make_turn(state_before={"date": "tomorrow", "party_size": "2"}, state_after={"party_size": "2"},
+                  user_values=[])
+    cands = dict(wnf_candidates(t, spec))
+    assert "date" not in cands and cands["party_size"] == "already filled"

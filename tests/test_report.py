@@ -140,3 +140,55 @@ def test_errors(setup):
     ts[3].gold = None
     with pytest.raises(SageInputError, match="gold"):
         build_report(ts, sage, base, n_resamples=10)
+
+
+def _run_cli(args):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", SAGE_LLM_API_KEY="")
+    return subprocess.run([sys.executable, "-m", "sage_core", "report", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cli_bad_baseline_fails_fast(tmp_path):
+    slice_ = REPO / "data" / "demo" / "demo_slice.jsonl"
+    bad = tmp_path / "verdicts_x.jsonl"
+    bad.write_text('{"turn_id": "rest-001-t1", "label": "maybe"}\n')
+    r = _run_cli(["--slice", str(slice_), "--schema", str(REPO / "data" / "demo" / "schema.json"),
+                  "--baselines", str(bad)])
+    assert r.returncode == 2 and "line 1" in r.stderr and "label" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_end_to_end_on_sgd_with_sgdx(shared_data, sgd_schema_path, tmp_path):
+    pytest.importorskip("sage_core.cascade")
+    from sage_core.slice_builder import build_slice, load_turns
+    from sage_core.slice_io import write_slice
+    turns, reg = load_turns("sgd", str(shared_data / "sgd" / "test" / "dialogues_001.json"), str(sgd_schema_path))
+    sl, _ = build_slice(turns, reg, n=40, rate=0.5, seed=0)
+    write_slice(sl, tmp_path / "slice.jsonl")
+    base = tmp_path / "verdicts_judge.jsonl"
+    # a baseline that calls everything a failure: recall 1, precision 0.5
+    base.write_text("".join(json.dumps({"turn_id": t.turn_id, "label": "failure", "evaluator": "always-fail",
+                                        "cost_usd": 0.001, "latency_ms": 500}) + "\n" for t in sl))
+    out = tmp_path / "rep"
+    r = _run_cli(["--slice", str(tmp_path / "slice.jsonl"), "--schema", str(sgd_schema_path),
+                  "--baselines", str(base), "--sgdx-dir", str(shared_data / "sgd" / "sgd_x"),
+                  "--n-resamples", "500", "--out-dir", str(out)])
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "report.json").read_text())
+    assert data["evaluators"]["always-fail"]["f1"] == pytest.approx(2 / 3)
+    assert data["evaluators"]["always-fail"]["cost_per_1k"] == pytest.approx(1.0)
+    assert set(data["routing"]) == {"sage-core", "no_s1", "no_s2"}
+    assert [a["row"] for a in data["ablation"]] == ["full", "no_S1", "no_S2", "no_S3"]
+    assert sorted(data["sgdx"]["f1"]) == ["v1", "v2", "v3", "v4", "v5"]
+    assert 0 <= data["sgdx"]["invariant_share"] <= 1
+    assert data["s2_backend"]
+    sage_f1 = data["evaluators"]["sage-core"]["f1"]
+    assert data["paired"]["delta"] == pytest.approx(sage_f1 - 2 / 3)
+    from sage_core.verdict_io import read_evaluator_verdicts
+    v = read_evaluator_verdicts(out / "verdicts_sage-core.jsonl")
+    assert len(v) == 40
+    for f in ("report.md", "pareto.png", "risk_coverage.png"):
+        assert (out / f).stat().st_size > 0
+    assert "Table 1" in r.stdout and "SGD-X robustness" in r.stdout
