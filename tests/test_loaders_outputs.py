@@ -72,6 +72,18 @@ def test_unmapped_predicted_slots_are_reported(tmp_path, mwoz_registry):
                                     "restaurant-bookday": "monday"}
 
 
+def test_categorical_values_take_the_schema_spelling(tmp_path, mwoz_registry):
+    p = tmp_path / "out.json"
+    p.write_text(json.dumps({"d1": [
+        {"response": "a guest house?", "state": {"hotel": {"type": "guest house", "area": "weat"}}},
+        {"response": "a pool?", "state": {"attraction": {"type": "mutliple sports"}}}]}))
+    turns = load_system_outputs(p, mwoz_registry)
+    assert turns[0].state_after == {"hotel-type": "guesthouse", "hotel-area": "weat"}  # errors are kept
+    assert turns[1].state_after == {"attraction-type": "multiple sports"}
+    assert turns.stats.renamed_values == {"hotel-type: guest house -> guesthouse": 1,
+                                          "attraction-type: mutliple sports -> multiple sports": 1}
+
+
 def test_bad_outputs_files(tmp_path, mwoz_registry):
     p = tmp_path / "out.json"
     p.write_text("[1, 2]")

@@ -260,7 +260,8 @@ class _Conversation:
                 agent = " ".join(f"[action] {a['text']}" for a in acts_meta)
                 meta["action_only"] = True
             out.append(Turn(turn_id=f"{self.cid}:{i}", dialogue_id=self.cid, workflow=self.wid,
-                            history=list(history), user=u_t, agent=agent, state_before=before,
+                            history=[Utterance(u.speaker, u.text) for u in history], user=u_t, agent=agent,
+                            state_before=before,
                             state_after=dict(state), user_values=uvals, agent_acts=agent_acts,
                             gold=None, meta=meta))
             history.extend(Utterance("user", t) for t in pending_user)

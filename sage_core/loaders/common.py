@@ -27,6 +27,7 @@ class LoadStats:
     turns: int = 0
     skipped: Counter = field(default_factory=Counter)  # reason -> count
     unmapped_slots: Counter = field(default_factory=Counter)  # raw slot name -> count
+    renamed_values: Counter = field(default_factory=Counter)  # "slot: old -> new" -> count
 
     @property
     def skipped_total(self) -> int:
@@ -35,7 +36,7 @@ class LoadStats:
     def to_dict(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "files": self.files, "dialogues": self.dialogues,
                 "turns": self.turns, "skipped": dict(self.skipped),
-                "unmapped_slots": dict(self.unmapped_slots)}
+                "unmapped_slots": dict(self.unmapped_slots), "renamed_values": dict(self.renamed_values)}
 
     def log(self) -> None:
         msg = (f"{self.corpus}: {self.turns} turns from {self.dialogues} dialogues in {self.files} file(s)")

@@ -51,6 +51,8 @@ ACT_MAP = {
     "bye": "GOODBYE", "welcome": "WELCOME", "greet": "GREET", "thank": "THANK_YOU",
 }
 NO_VALUE = {"", "none", "not mentioned", "?", "not given"}
+# MultiWOZ 2.0/2.1 spellings of 2.2 categorical values that differ by more than spacing
+VALUE_VARIANTS = {"mutliple sports": "multiple sports"}
 DONTCARE = {"dontcare", "dont care", "don't care", "do n't care", "doesn't care"}
 
 
@@ -73,9 +75,30 @@ class SlotMapper:
 
     def __init__(self, registry: WorkflowRegistry):
         self.slots: dict[str, set[str]] = {}
+        self.values: dict[str, dict[str, str]] = {}  # categorical slot -> {squashed value: schema value}
         for spec in registry:
             self.slots.setdefault(spec.service, set()).update(spec.slots)
+            for name, ss in spec.slots.items():
+                if ss.is_categorical and ss.possible_values:
+                    self.values[name] = {_squash(v): v for v in ss.possible_values}
         self.unmapped: Counter = Counter()
+        self.renamed_values: Counter = Counter()
+
+    def value(self, slot: str, value: str) -> str:
+        """A categorical value in the schema's spelling ('guest house' -> 'guesthouse'); others unchanged.
+
+        Only spelling/spacing differences are fixed; a value that is simply not
+        a possible value (an agent's error) is kept so the evaluator sees it.
+        """
+        table = self.values.get(slot)
+        if not table or value in table.values() or value == "dontcare":
+            return value
+        v = VALUE_VARIANTS.get(value.lower(), value)
+        fixed = table.get(_squash(v))
+        if fixed is None:
+            return value
+        self.renamed_values[f"{slot}: {value} -> {fixed}"] += 1
+        return fixed
 
     def map(self, domain: str, raw: str, in_book: Optional[bool] = None, count: bool = True) -> Optional[str]:
         """``in_book``: True for a ``book`` field (prefix 'book'), False for ``semi``, None unknown."""
@@ -101,6 +124,10 @@ class SlotMapper:
         if count:
             self.unmapped[f"{dom}-{name}"] += 1
         return None
+
+
+def _squash(v: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(v).lower())
 
 
 def choose_intent(registry: WorkflowRegistry, domain: str, state: dict[str, str]) -> Optional[str]:
@@ -245,7 +272,7 @@ def _flatten_metadata(meta: dict, mapper: SlotMapper) -> dict[str, dict[str, str
                     continue
                 full = mapper.map(dom, raw, in_book=in_book)
                 if full is not None:
-                    st[full] = val
+                    st[full] = mapper.value(full, val)
         out[dom] = st
     return out
 
@@ -351,5 +378,6 @@ def load_multiwoz24(path: Any, registry: WorkflowRegistry) -> LoadedTurns:
         raise no_turns_error(str(files[0]), "multiwoz24")
     stats.turns = len(turns)
     stats.unmapped_slots.update(mapper.unmapped)
+    stats.renamed_values.update(mapper.renamed_values)
     stats.log()
     return LoadedTurns(turns, stats)

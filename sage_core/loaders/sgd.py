@@ -215,9 +215,9 @@ def dialogue_turns(d: dict, *, file: str, registry: WorkflowRegistry, stats: Loa
                 a.slot = slot_name(svc, a.slot)
         out.append(Turn(
             turn_id=f"{did}:{idx}", dialogue_id=did, workflow=wid,
-            history=list(history[:-1]), user=u_t, agent=text,
+            history=[Utterance(u.speaker, u.text) for u in history[:-1]], user=u_t, agent=text,
             state_before=sb, state_after=sa, user_values=uvals, agent_acts=acts, gold=None,
-            meta={"corpus": corpus, "file": fname, "services": services}))
+            meta={"corpus": corpus, "file": fname, "services": list(services)}))
         history.append(Utterance("agent", text))
     return out
 

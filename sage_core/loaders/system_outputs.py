@@ -13,7 +13,9 @@ Heuristics: the turn's workflow is the domain whose predicted state changed
 else the first domain in the state; the intent is ``book_<d>`` once a book
 slot is filled. Predicted slots with no 2.2 schema counterpart (a model
 hallucinating ``attraction-pricerange``) are dropped from the state, kept in
-``meta.unmapped_state`` and counted in ``stats.unmapped_slots``.
+``meta.unmapped_state`` and counted in ``stats.unmapped_slots``; categorical
+values in the 2.0 spelling ('guest house') are rewritten to the schema's
+('guesthouse') and counted in ``stats.renamed_values``.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def flatten_state(state: Any, mapper: SlotMapper) -> tuple[dict[str, dict[str, s
             if full is None:
                 unmapped[f"{dom}-{str(raw).lower()}"] = val
             else:
-                st[full] = val
+                st[full] = mapper.value(full, val)
     return out, unmapped
 
 
@@ -111,7 +113,7 @@ def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Op
                 if unmapped:
                     meta["unmapped_state"] = unmapped
                 turns.append(Turn(turn_id=f"{did}:{i}", dialogue_id=str(did), workflow=f"{domain}:{intent}",
-                                  history=list(history), user="", agent=response,
+                                  history=[Utterance(u.speaker, u.text) for u in history], user="", agent=response,
                                   state_before=sb, state_after=sa, user_values=None, agent_acts=None,
                                   gold=None, meta=meta))
             history.append(Utterance("agent", response))
@@ -120,6 +122,7 @@ def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Op
         raise no_turns_error(path, "system outputs")
     stats.turns = len(turns)
     stats.unmapped_slots.update(mapper.unmapped)
+    stats.renamed_values.update(mapper.renamed_values)
     stats.log()
     return LoadedTurns(turns, stats)
 
@@ -148,5 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if s.unmapped_slots:
         msg += "; unmapped predicted slots (dropped): " + ", ".join(
             f"{k} x{n}" for k, n in s.unmapped_slots.most_common())
+    if s.renamed_values:
+        msg += f"; {sum(s.renamed_values.values())} categorical values respelled to the schema's form"
     print(msg)
     return 0
