@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4.1-mini"
     llm_strong_model: str = "gpt-4.1"
     llm_timeout_s: float = 60.0
+    llm_price_file: Optional[str] = None  # JSON {"model": {"input": $/Mtok, "output": $/Mtok}}
     cache_dir: str = ".cache/sage"
     # audit database
     database_url: str = "sqlite:///sage_audit.db"
