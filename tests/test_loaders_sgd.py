@@ -179,3 +179,24 @@ def test_sgdx_variant_remap(shared_data, sgd_registry, sgd_turns, variant):
         assert set(b.state_after) == {mapping[svc][s] for s in a.state_after}
         assert b.user == a.user
     assert sample[0].workflow == "Restaurants_2:ReserveRestaurant"  # originals untouched
+
+
+def test_sgdx_turns_evaluate_like_the_originals(shared_data, sgd_registry, sgd_turns):
+    """Remapped turns are judged the same way; an ignored user value is caught under both schemas."""
+    cascade = pytest.importorskip("sage_core.cascade")
+    import copy
+
+    sample = [t for t in sgd_turns if t.meta["file"] == "dialogues_002.json"][:200]
+    broken = copy.deepcopy(next(t for t in sample if t.user_values and t.user_values[0].slot in t.state_after
+                                and t.user_values[0].slot not in t.state_before))
+    broken.turn_id += ":iuv"
+    del broken.state_after[broken.user_values[0].slot]  # the tracker ignored what the user said
+    turns = sample + [broken]
+    cfg = cascade.CascadeConfig.named("no_s2")
+    base = cascade.Evaluator(sgd_registry, cfg).evaluate(turns)
+    assert "IUV" in base[-1].fired_classes
+    vreg = load_sgd_schema(shared_data / "sgd" / "sgd_x" / "v3" / "schema.json")
+    remapped = remap_turns(turns, sgdx_slot_map(sgd_registry, vreg), vreg)
+    var = cascade.Evaluator(vreg, cfg).evaluate(remapped)
+    assert [v.label for v in var] == [v.label for v in base]
+    assert [v.fired_classes for v in var] == [v.fired_classes for v in base]
