@@ -1,0 +1,143 @@
+"""Inspector: one turn at a time (state diff, criterion trace, repairs) and a filterable table.
+
+Deep link: ``?turn=<turn_id>`` opens that turn; the URL follows the turn shown.
+"""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from sage_core.types import TurnLabel
+from ui import render, runs, table
+from ui.errors import guard
+from ui.session import current_slice
+
+st.set_page_config(page_title="SAGE Inspector", layout="wide")
+st.title("Inspector")
+st.markdown(render.STYLE, unsafe_allow_html=True)
+
+TURN = "insp_turn"  # selectbox key: the turn shown
+QP_SEEN = "_insp_qp"  # last ?turn= value applied or written
+
+
+def _filters(df) -> table.Filters:
+    with st.expander("Filters", expanded=True):
+        c = st.columns(5)
+        f = table.Filters(
+            verdicts=c[0].multiselect("Verdict", ["failure", "acceptable", "undecided"], key="f_verdict"),
+            golds=c[1].multiselect("Gold", ["failure", "acceptable", "none"], key="f_gold"),
+            classes=c[2].multiselect("Failure class", ["IUV", "WNF", "PC", "UV"], key="f_class"),
+            stages=c[3].multiselect("Deciding stage", ["S1", "S2", "S3", "none"], key="f_stage"),
+            errors=c[4].selectbox("Show", table.ERROR_FILTERS, key="f_errors"),
+        )
+    return f
+
+
+def _go(ids: list[str], step: int) -> None:
+    cur = st.session_state.get(TURN)
+    i = ids.index(cur) if cur in ids else 0
+    st.session_state[TURN] = ids[(i + step) % len(ids)]
+
+
+def _table_pick(ids: list[str]) -> None:
+    rows = st.session_state["insp_table"]["selection"]["rows"]
+    if rows:
+        st.session_state[TURN] = ids[rows[0]]
+
+
+def _turn_detail(ls, res, tid: str) -> None:
+    t, v = ls.by_id[tid], res.by_id[tid]
+    gold = t.gold.label if t.gold else None
+    head = st.columns([2, 1, 1, 1, 1])
+    head[0].markdown(f"### `{tid}`\n{t.workflow} · dialogue `{t.dialogue_id}`")
+    head[1].markdown("**SAGE verdict**<br>" + render.badge(v.label.value), unsafe_allow_html=True)
+    head[2].metric("Confidence", f"{v.confidence:.3f}")
+    gold_txt = f"{gold}" + (f" ({t.gold.failure_class})" if t.gold and t.gold.failure_class else "") if gold else "none"
+    head[3].markdown(f"**Gold**<br>{render.esc(gold_txt)}", unsafe_allow_html=True)
+    head[4].markdown(f"**Outcome**<br>{render.esc(runs.outcome(v, gold))}", unsafe_allow_html=True)
+
+    spans = {"user": [], "agent": []}
+    for i, tr in enumerate(v.traces, start=1):
+        c = tr.criterion
+        if c.span and c.evidence in spans:
+            spans[c.evidence].append((c.span[0], c.span[1], f"{i} {c.type.value}", c.type.value))
+    left, right = st.columns([3, 2])
+    with left:
+        st.markdown("**History**")
+        st.markdown(render.utterance_box("history", render.history_html(t.history)), unsafe_allow_html=True)
+        st.markdown(render.utterance_box("user (u_t)", render.highlight(t.user, spans["user"])),
+                    unsafe_allow_html=True)
+        st.markdown(render.utterance_box("agent (a_t)", render.highlight(t.agent, spans["agent"])),
+                    unsafe_allow_html=True)
+        if t.user_values is None and t.agent_acts is None:
+            st.caption("No user_values / agent_acts in the slice: the compiler extracted the evidence.")
+    with right:
+        st.markdown("**State diff**")
+        st.markdown(render.state_diff_html(t.state_before, t.state_after), unsafe_allow_html=True)
+
+    st.markdown("**Criterion trace**")
+    if not v.traces:
+        st.caption("No criteria were compiled for this turn: acceptable with confidence 1.0.")
+    else:
+        st.dataframe(table.trace_table(v), hide_index=True)
+        for i, tr in enumerate(v.traces, start=1):
+            c = tr.criterion
+            with st.expander(f"{i}. {c.type.value} {c.text or c.id} -> {table.decision_text(tr.final.decision)} "
+                             f"by {tr.final.stage.value}"):
+                st.markdown(f"**args** `{json.dumps(c.args, ensure_ascii=False, default=str)}`")
+                for a in tr.attempts:
+                    line = f"- **{a.stage.value}**: {a.decision.value}, margin {a.margin:.3f}"
+                    if a.rationale:
+                        line += f" — {a.rationale}"
+                    if a.evidence:
+                        line += f" (evidence: {a.evidence})"
+                    st.markdown(line)
+    st.markdown("**Repair signals**")
+    if v.repairs:
+        for r in v.repairs:
+            st.markdown(f"- **{r.type.value}** `{r.criterion_id}`: {r.message}  \n"
+                        f"  edit `{json.dumps(r.edit, ensure_ascii=False, default=str)}`")
+    elif v.label == TurnLabel.FAILURE:
+        st.caption("No repair signal was produced.")
+    else:
+        st.caption("None: nothing fired.")
+
+
+with guard():
+    ls = current_slice()
+    done = runs.ensure_runs(ls)
+    res = runs.pick_run(done, key="insp_run")
+    df = table.turn_table(ls, res)
+    shown = table.apply(df, _filters(df))
+    ids = list(shown["turn_id"])
+
+    qp = st.query_params.get("turn")
+    if qp and qp != st.session_state.get(QP_SEEN):
+        st.session_state[QP_SEEN] = qp
+        if qp in ls.by_id and qp in res.by_id:
+            if qp not in ids:  # deep link wins over filters
+                ids.insert(0, qp)
+            st.session_state[TURN] = qp
+        else:
+            st.warning(f"Turn '{qp}' from the link is not in this slice.")
+    if not ids:
+        st.info("No turn matches these filters.")
+        st.stop()
+    if st.session_state.get(TURN) not in ids:
+        st.session_state[TURN] = ids[0]
+
+    st.caption(f"{len(shown)} of {len(df)} turns match. Select a row to open it.")
+    st.dataframe(shown, hide_index=True, key="insp_table", on_select=lambda: _table_pick(list(shown["turn_id"])),
+                 selection_mode="single-row", height=min(420, 38 + 35 * len(shown)))
+
+    outcomes = dict(zip(df["turn_id"], df["outcome"]))
+    nav = st.columns([1, 4, 1])
+    nav[0].button("Previous", on_click=_go, args=(ids, -1), key="insp_prev", width="stretch")
+    nav[1].selectbox("Turn", ids, key=TURN, label_visibility="collapsed",
+                     format_func=lambda x: f"{x}  ·  {outcomes.get(x, '')}")
+    nav[2].button("Next", on_click=_go, args=(ids, 1), key="insp_next", width="stretch")
+    tid = st.session_state[TURN]
+    st.query_params["turn"] = tid
+    st.session_state[QP_SEEN] = tid
+    _turn_detail(ls, res, tid)

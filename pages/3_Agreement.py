@@ -1,0 +1,139 @@
+"""Agreement: how far the two annotators agree, and how evaluators score on their consensus.
+
+Coordinator's page (it shows gold and verdicts): agreement coefficients with
+dialogue-level bootstrap CIs, the disagreements dropped from the consensus
+set, humans vs gold per class, F1 of SAGE runs and imported baselines on the
+consensus (overall and excluding one class), the paired bootstrap against the
+best baseline, and CSV downloads.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from audit import consensus as cons
+from db import list_audits
+from sage_core.verdict_io import from_turn_verdicts, parse_evaluator_verdicts
+from ui import runs, scoring
+from ui.errors import guard
+from ui.session import current_slice
+
+st.set_page_config(page_title="SAGE Agreement", layout="wide")
+st.title("Agreement")
+
+STAT_NAMES = {"raw_agreement": "raw agreement", "cohen_kappa": "Cohen's kappa", "pabak": "PABAK",
+              "gwet_ac1": "Gwet's AC1", "krippendorff_alpha": "Krippendorff's alpha"}
+
+
+def _agreement_table(rep: dict) -> pd.DataFrame:
+    rows = []
+    for key, label in STAT_NAMES.items():
+        u, w = rep["unweighted"][key], rep["weighted"][key]
+        rows.append({"statistic": label, "value": u.value, "95% CI low": u.lo, "95% CI high": u.hi,
+                     "n": u.n, "IPW value": w.value, "IPW CI low": w.lo, "IPW CI high": w.hi})
+    return pd.DataFrame(rows)
+
+
+def _baselines() -> dict:
+    files = st.file_uploader("Baseline verdicts (JSONL or CSV with turn_id,label)", accept_multiple_files=True,
+                             type=["jsonl", "json", "csv"], key="agr_baselines")
+    out = {}
+    for f in files or []:
+        ev = parse_evaluator_verdicts(f.getvalue().decode("utf-8", errors="replace"), f.name)
+        out[ev.name] = ev
+    return out
+
+
+with guard():
+    audits = list_audits()
+    if not audits:
+        st.info("No audit yet: create one on the Blind annotation page.")
+        st.stop()
+    names = [a.name for a in audits]
+    c1, c2, c3 = st.columns([2, 1, 1])
+    audit = c1.selectbox("Audit", names, index=len(names) - 1, key="agr_audit")
+    level = c2.radio("Compare", ["label", "category"], horizontal=True, key="agr_level",
+                     format_func=lambda x: {"label": "binary label", "category": "label + class"}[x])
+    n_boot = int(c3.number_input("Bootstrap resamples", 200, 20000, 2000, step=200, key="agr_boot"))
+
+    labels = cons.load_audit_labels(audit)
+    pairs = labels.pairs(level)
+    st.caption(f"{len(labels.turns)} sampled turns · annotators: {', '.join(labels.annotators) or 'none yet'} · "
+               f"{len(pairs['turn_ids'])} turns with two labels")
+    if not pairs["turn_ids"]:
+        st.info("No turn has two labels yet.")
+        st.stop()
+
+    st.subheader("Inter-annotator agreement")
+    rep = cons.audit_agreement(labels, level=level, n_resamples=n_boot, seed=0)
+    agr = _agreement_table(rep)
+    kappa = rep["unweighted"]["cohen_kappa"].value
+    m = st.columns(3)
+    m[0].metric("Raw agreement", f"{rep['unweighted']['raw_agreement'].value:.3f}")
+    m[1].metric("Cohen's kappa", f"{kappa:.3f}")
+    m[2].metric("Krippendorff's alpha", f"{rep['unweighted']['krippendorff_alpha'].value:.3f}")
+    st.dataframe(agr, hide_index=True, key="agr_table",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in agr.columns if c not in ("statistic", "n")})
+    st.caption("CIs: percentile bootstrap over dialogues. IPW: weighted by 1 / inclusion probability of the "
+               "stratified sample.")
+
+    consensus = cons.build_consensus(labels, level)
+    st.subheader(f"Disagreements ({len(consensus.disagreements)}, dropped from the consensus set)")
+    if consensus.disagreements:
+        st.dataframe(pd.DataFrame([{"turn_id": d.turn_id, "dialogue": d.dialogue_id,
+                                    "rater 1": f"{d.annotators[0]}: {d.values[0]}",
+                                    "rater 2": f"{d.annotators[1]}: {d.values[1]}",
+                                    "notes": " | ".join(n for n in d.notes if n)}
+                                   for d in consensus.disagreements]), hide_index=True, key="agr_disagree")
+    st.caption(f"Consensus set: {len(consensus.labels)} of {consensus.n_pairs} doubly-labelled turns.")
+
+    st.subheader("Humans vs gold")
+    hvg = pd.DataFrame(cons.human_vs_gold(labels, consensus, level))
+    if hvg.empty:
+        st.caption("The audit's turns carry no gold labels.")
+    else:
+        st.dataframe(hvg.pivot_table(index="who", columns="gold", values="agree"), key="agr_hvg")
+        kg = cons.human_vs_gold_kappa(labels, level)
+        if kg:
+            st.caption("Cohen's kappa vs gold: " + ", ".join(f"{k} {v:.3f}" for k, v in kg.items()))
+
+    st.subheader("Evaluators on the consensus set")
+    ls = current_slice()
+    evaluators = {f"SAGE {r.key}": from_turn_verdicts(f"SAGE {r.key}", r.verdicts) for r in runs.runs_for(ls)}
+    if not evaluators:
+        st.caption("No SAGE run on the current slice yet (run one on the home page).")
+    baselines = _baselines()
+    evaluators.update(baselines)
+    classes = scoring.exclusion_classes(consensus, labels.turns)
+    exclude = st.selectbox("Also score excluding turns of class", ["(none)", "IUV", "WNF", "PC", "UV"],
+                           key="agr_exclude")
+    rows = scoring.f1_rows(evaluators, scoring.target(consensus, classes), "all consensus turns")
+    if exclude != "(none)":
+        rows += scoring.f1_rows(evaluators, scoring.target(consensus, classes, exclude), f"excluding {exclude}")
+    results = pd.DataFrame(rows)
+    if not results.empty:
+        st.dataframe(results, hide_index=True, key="agr_f1",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                    for c in ("precision", "recall", "F1", "F1 (IPW)") if c in results})
+
+    sage_names = [k for k in evaluators if k.startswith("SAGE ")]
+    if sage_names and baselines:
+        pick = st.selectbox("SAGE configuration for the paired test", sage_names, key="agr_sage")
+        pr = scoring.sage_vs_baselines(evaluators[pick], baselines, scoring.target(consensus, classes),
+                                       n_resamples=n_boot)
+        if pr is None:
+            st.caption("The paired bootstrap needs SAGE and a baseline with verdicts on every consensus turn.")
+        else:
+            st.markdown(f"**Paired bootstrap** ({pr.n_resamples} dialogue resamples): F1({pick}) - "
+                        f"F1(best baseline = {pr.best_baseline}, chosen in {pr.best_share:.0%} of resamples) = "
+                        f"**{pr.delta:+.3f}** [{pr.lo:+.3f}, {pr.hi:+.3f}], p = {pr.p:.4f}")
+    elif sage_names:
+        st.caption("Upload baseline verdicts to compare SAGE with the best baseline (paired bootstrap).")
+
+    d1, d2 = st.columns(2)
+    d1.download_button("Annotation sheet (CSV)", scoring.annotation_sheet(labels, consensus).to_csv(index=False),
+                       file_name=f"{audit}_annotations.csv", mime="text/csv", key="agr_dl_sheet")
+    out = pd.concat([agr.assign(section="agreement"), results.assign(section="evaluators")], ignore_index=True)
+    d2.download_button("Results (CSV)", out.to_csv(index=False), file_name=f"{audit}_results.csv",
+                       mime="text/csv", key="agr_dl_results")

@@ -1,0 +1,88 @@
+"""Risk-coverage: F1 / precision / error rate vs coverage from turn confidence, per configuration.
+
+Click a point to list the turns that coverage declines (the least confident ones).
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from ui import coverage, runs
+from ui.errors import guard
+from ui.session import current_slice
+
+st.set_page_config(page_title="SAGE Risk-coverage", layout="wide")
+st.title("Risk-coverage")
+st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "
+           "Only turns with gold labels count.")
+
+
+def _on_pick() -> None:
+    hit = coverage.picked_point(st.session_state.get("rc_chart"))
+    if hit:
+        st.session_state["rc_cfg"], st.session_state["rc_cov_pick"] = hit
+
+
+def _chart(df: pd.DataFrame) -> alt.LayerChart:
+    pick = alt.selection_point(name="pick", fields=["configuration", "coverage"], on="click")
+    base = alt.Chart(df).encode(
+        x=alt.X("coverage:Q", title="coverage", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        y=alt.Y("value:Q", title="metric value", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("configuration:N", legend=alt.Legend(orient="bottom", columns=2)),
+        strokeDash=alt.StrokeDash("metric:N", legend=alt.Legend(orient="bottom")),
+    )
+    lines = base.mark_line(interpolate="step-after", opacity=0.8)
+    points = base.mark_point(filled=True, size=70).encode(
+        shape=alt.Shape("metric:N", legend=None),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.45)),
+        tooltip=["configuration", "metric", alt.Tooltip("coverage:Q", format=".1%"),
+                 alt.Tooltip("value:Q", format=".3f"), "n_kept"],
+    ).add_params(pick)
+    return (lines + points).properties(height=420)
+
+
+with guard():
+    ls = current_slice()
+    done = runs.ensure_runs(ls)
+    if not ls.has_gold:
+        st.warning("This slice has no gold labels, so there is no risk to plot.")
+        st.stop()
+    keys = [r.key for r in done]
+    c1, c2 = st.columns(2)
+    chosen = c1.multiselect("Configurations", keys, default=keys, key="rc_runs")
+    metrics = c2.multiselect("Metrics", list(coverage.METRICS), default=["F1", "precision", "error rate"],
+                             key="rc_metrics")
+    results = [r for r in done if r.key in chosen]
+    if not results or not metrics:
+        st.info("Choose at least one configuration and one metric.")
+        st.stop()
+    st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_ran}**" for r in results))
+
+    df = coverage.curve_frame(ls, results, metrics)
+    st.altair_chart(_chart(df), key="rc_chart", on_select=_on_pick, selection_mode="pick", width="stretch")
+
+    st.subheader("F1 at fixed coverage")
+    st.dataframe(pd.DataFrame([coverage.summary(ls, r) for r in results]), hide_index=True,
+                 column_config={k: st.column_config.NumberColumn(format="%.3f")
+                                for k in ("F1@100%", "F1@90%", "F1@80%", "AURC (error)")}
+                 | {"undecided rate": st.column_config.NumberColumn(format="percent")})
+
+    st.subheader("Turns declined at a coverage")
+    if st.session_state.get("rc_cfg") not in chosen:
+        st.session_state["rc_cfg"] = chosen[0]
+    cfg = st.selectbox("Configuration", chosen, key="rc_cfg")
+    res = results[[r.key for r in results].index(cfg)]
+    n = len(coverage.gold_arrays(ls, res)[0])
+    levels = [round(k / n, 6) for k in range(1, n + 1)]
+    if "rc_cov_pick" in st.session_state:  # a clicked point: snap to the nearest level
+        want = st.session_state.pop("rc_cov_pick")
+        st.session_state["rc_cov"] = min(levels, key=lambda x: abs(x - want))
+    if st.session_state.get("rc_cov") not in levels:
+        st.session_state["rc_cov"] = min(levels, key=lambda x: abs(x - 0.8))
+    cov = st.select_slider("Coverage", levels, key="rc_cov", format_func=lambda x: f"{x:.0%}")
+    dec = coverage.declined(ls, res, cov)
+    st.markdown(f"Keeping **{round(cov * n)} of {n}** turns; **{len(dec)}** declined "
+                f"(click a point on the chart to choose a coverage).")
+    st.dataframe(dec, hide_index=True, key="rc_declined",
+                 column_config={"link": st.column_config.LinkColumn("inspect", display_text="open")})

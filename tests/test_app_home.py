@@ -1,0 +1,113 @@
+"""Home page (app.py): opens on the demo slice, runs the cascade, rejects bad input with st.error."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sage_core.cascade import CascadeConfig, Evaluator
+from sage_core.metrics import classification_metrics
+from ui.loading import DEMO_SCHEMA, load_demo
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "app.py")
+TIMEOUT = 180
+
+
+@pytest.fixture()
+def db_url(tmp_path, monkeypatch):
+    from sage_core.settings import get_settings
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    monkeypatch.setenv("SAGE_DATABASE_URL", url)
+    get_settings.cache_clear()
+    yield url
+    get_settings.cache_clear()
+
+
+def _texts(at) -> str:
+    parts = [e.value for e in at.markdown] + [e.value for e in at.info] + [e.value for e in at.caption]
+    return "\n".join(str(p) for p in parts)
+
+
+def _upload(at, slice_bytes: bytes, name: str = "bad.jsonl"):
+    at.radio(key="load_source").set_value("Upload").run()
+    at.file_uploader(key="load_files").set_value([(name, slice_bytes, "application/json")])
+    at.file_uploader(key="load_schema_file").set_value(("schema.json", DEMO_SCHEMA.read_bytes(),
+                                                        "application/json"))
+    at.run()
+    at.button(key="load_upload_btn").click().run()
+    return at
+
+
+def test_opens_on_demo_and_runs_sage_core(db_url):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    demo = load_demo()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Turns"] == str(len(demo.turns))
+    assert metrics["Dialogues"] == str(demo.n_dialogues)
+
+    at.button(key="run_one").click().run()
+    assert not at.exception and not at.error
+    ev = Evaluator(demo.registry, CascadeConfig.named("sage-core", s2_backend="offline"))
+    expected = classification_metrics(ev.evaluate(demo.turns), demo.turns)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["F1"] == f"{expected['f1']:.3f}"
+    assert metrics["Precision"] == f"{expected['precision']:.3f}"
+    # the backend that actually ran is always stated
+    assert f"**{ev.s2_backend_name}**" in _texts(at)
+    table = at.dataframe[-1].value
+    assert table.loc[0, "S2 backend that ran"] == ev.s2_backend_name
+    assert table.loc[0, "F1"] == pytest.approx(expected["f1"])
+
+
+def test_malformed_jsonl_upload_shows_file_and_line(db_url):
+    good = load_demo().turns[0].to_dict()
+    data = (json.dumps(good) + "\n" + '{"turn_id": "x", "dialogue_id": \n').encode()
+    at = _upload(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), data)
+    assert not at.exception
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    assert "bad.jsonl" in msg and "line 2" in msg and "malformed JSON" in msg
+
+
+def test_unknown_workflow_and_unknown_slot_name_the_field(db_url):
+    rec = load_demo().turns[0].to_dict()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    rec_wf = dict(rec, workflow="Hotels_9:BookRoom")
+    _upload(at, (json.dumps(rec_wf) + "\n").encode(), "wf.jsonl")
+    assert not at.exception
+    assert "unknown workflow 'Hotels_9:BookRoom'" in at.error[0].value and "field 'workflow'" in at.error[0].value
+
+    rec_slot = dict(rec, state_after=dict(rec["state_after"], spice_level="hot"))
+    at.file_uploader(key="load_files").set_value([("slot.jsonl", (json.dumps(rec_slot) + "\n").encode(),
+                                                   "application/json")])
+    at.run()
+    at.button(key="load_upload_btn").click().run()
+    assert not at.exception
+    msg = at.error[0].value
+    assert "slot.jsonl" in msg and "line 1" in msg and "state_after.spice_level" in msg
+    # the demo slice stays loaded after a rejected upload
+    assert {m.label: m.value for m in at.metric}["Turns"] == str(len(load_demo().turns))
+
+
+def test_upload_of_valid_slice_replaces_the_demo(db_url):
+    turns = load_demo().turns[:5]
+    data = "".join(json.dumps(t.to_dict()) + "\n" for t in turns).encode()
+    at = _upload(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), data, "five.jsonl")
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Turns"] == "5"
+    assert "upload: five.jsonl" in _texts(at)
+
+
+def test_missing_nli_model_is_an_error_not_a_traceback(db_url, monkeypatch, tmp_path):
+    monkeypatch.setenv("SAGE_NLI_MODEL_DIR", str(tmp_path / "no-such-model"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.selectbox(key="run_backend").set_value("nli (cross-encoder NLI model)").run()
+    at.button(key="run_one").click().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "Model unavailable" in at.error[0].value and "no-such-model" in at.error[0].value

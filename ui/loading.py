@@ -1,0 +1,160 @@
+"""Load a slice (demo, path on disk, or upload) into one ``LoadedSlice``.
+
+Why one shape: every page needs the same four things (turns, workflows, a
+display name and a content hash that keys cached runs), whatever the source.
+Validation is the library's: ``slice_io`` for our JSONL, ``sage_core.loaders``
+for raw corpora; their ``SageInputError`` carries file/line/field.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from sage_core.errors import SageInputError
+from sage_core.slice_io import dumps_turn, read_slice, read_slice_bytes, validate_against
+from sage_core.types import Turn
+from sage_core.workflow import WorkflowRegistry, load_workflows
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_DIR = REPO / "data" / "demo"
+DEMO_SLICE = DEMO_DIR / "demo_slice.jsonl"
+DEMO_SCHEMA = DEMO_DIR / "schema.json"
+
+# label shown in the app -> ``sage_core.loaders.load_corpus`` kind
+KINDS = {
+    "SAGE slice (JSONL)": "slice",
+    "SGD dialogues (+ schema.json)": "sgd",
+    "MultiWOZ 2.2 dialogues (+ schema.json)": "multiwoz22",
+    "MultiWOZ 2.4 data.json": "multiwoz24",
+    "ABCD conversations": "abcd",
+    "MultiWOZ system outputs (JSON)": "mwoz-outputs",
+}
+
+
+@dataclass
+class LoadedSlice:
+    """Turns + workflows + where they came from; ``content_hash`` keys cached runs."""
+
+    name: str
+    kind: str
+    turns: list[Turn]
+    registry: WorkflowRegistry
+    content_hash: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.content_hash:
+            self.content_hash = content_hash(self.turns, self.registry)
+        self.by_id = {t.turn_id: t for t in self.turns}
+
+    @property
+    def has_gold(self) -> bool:
+        return any(t.gold is not None for t in self.turns)
+
+    @property
+    def n_dialogues(self) -> int:
+        return len({t.dialogue_id for t in self.turns})
+
+
+def registry_fingerprint(registry: WorkflowRegistry) -> str:
+    """Stable text of everything in W that changes verdicts."""
+    rows = []
+    for spec in sorted(registry, key=lambda s: s.id):
+        rows.append([spec.id, spec.required, sorted(spec.optional.items()), spec.order, spec.outcome_slots,
+                     sorted((s.name, s.value_type, s.possible_values) for s in spec.slots.values())])
+    return json.dumps(rows, sort_keys=True, default=str)
+
+
+def content_hash(turns: Sequence[Turn], registry: WorkflowRegistry) -> str:
+    h = hashlib.sha256()
+    for t in turns:
+        h.update(dumps_turn(t).encode("utf-8"))
+        h.update(b"\n")
+    h.update(registry_fingerprint(registry).encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+def _slice_with_schema(turns: list[Turn], schema_path: Path, name: str) -> LoadedSlice:
+    registry = load_workflows(schema_path)
+    validate_against(turns, registry, name)
+    return LoadedSlice(name=name, kind="slice", turns=turns, registry=registry)
+
+
+def load_demo() -> LoadedSlice:
+    """The embedded demo slice: the app opens on it with no setup."""
+    turns = read_slice(DEMO_SLICE)
+    ls = _slice_with_schema(turns, DEMO_SCHEMA, str(DEMO_SLICE.relative_to(REPO)))
+    ls.name = "demo slice (data/demo)"
+    return ls
+
+
+def load_path(kind: str, path: str, schema_path: Optional[str] = None) -> LoadedSlice:
+    """A slice or corpus on disk."""
+    path = (path or "").strip()
+    schema_path = (schema_path or "").strip() or None
+    if not path:
+        raise SageInputError("enter a path to a slice file or corpus folder", field="path")
+    if kind == "slice":
+        if not schema_path:
+            raise SageInputError("a SAGE slice needs a schema (schema.json or workflow YAML)", file=path,
+                                 field="schema")
+        return _slice_with_schema(read_slice(path), Path(schema_path), path)
+    from sage_core.loaders import load_corpus  # owned by the loaders engineer
+
+    turns, registry = load_corpus(kind, path, schema_path)
+    ls = LoadedSlice(name=path, kind=kind, turns=list(turns), registry=registry)
+    stats = getattr(turns, "stats", None)
+    if stats is not None and getattr(stats, "skipped_total", 0):
+        ls.notes.append("skipped " + ", ".join(f"{n} ({why})" for why, n in stats.skipped.most_common()))
+    return ls
+
+
+def load_upload(kind: str, files: Sequence[tuple[str, bytes]], schema: Optional[tuple[str, bytes]]) -> LoadedSlice:
+    """Uploaded files: slices are parsed from memory; corpora are written to a temp folder."""
+    if not files:
+        raise SageInputError("upload at least one file", field="upload")
+    if kind == "slice":
+        if len(files) != 1:
+            raise SageInputError("upload exactly one slice JSONL file", field="upload")
+        name, data = files[0]
+        turns = read_slice_bytes(data, name)
+        if schema is None:
+            raise SageInputError("a SAGE slice needs a schema: upload schema.json or a workflow YAML",
+                                 file=name, field="schema")
+        with tempfile.TemporaryDirectory(prefix="sage_schema_") as tmp:
+            spath = Path(tmp) / Path(schema[0]).name
+            spath.write_bytes(schema[1])
+            registry = load_workflows(spath)
+        registry.source = schema[0]
+        validate_against(turns, registry, name)
+        return LoadedSlice(name=f"upload: {name}", kind="slice", turns=turns, registry=registry)
+    from sage_core.loaders import load_corpus
+
+    with tempfile.TemporaryDirectory(prefix="sage_upload_") as tmp:
+        folder = Path(tmp) / "corpus"
+        folder.mkdir()
+        for name, data in files:
+            (folder / Path(name).name).write_bytes(data)
+        spath = None
+        if schema is not None:
+            spath = Path(tmp) / Path(schema[0]).name
+            spath.write_bytes(schema[1])
+        target = folder if len(files) > 1 or kind in ("sgd", "multiwoz22") else folder / Path(files[0][0]).name
+        try:
+            turns, registry = load_corpus(kind, str(target), str(spath) if spath else None)
+        except SageInputError as e:
+            raise _renamed(e, tmp) from None
+        label = ", ".join(n for n, _ in files[:3]) + (" ..." if len(files) > 3 else "")
+        return LoadedSlice(name=f"upload: {label}", kind=kind, turns=list(turns), registry=registry)
+
+
+def _renamed(e: SageInputError, tmp: str) -> SageInputError:
+    """Report uploaded files by their own names, not the temp folder they were written to."""
+    file = e.file
+    if file and str(file).startswith(tmp):
+        file = Path(file).name
+    return SageInputError(e.detail.replace(tmp + "/", ""), file=file, line=e.line, field=e.field)

@@ -1,0 +1,147 @@
+"""Run the cascade once per (slice content, configuration, S2 backend) and keep the result.
+
+Why here: evaluators (and the models they load) are created once per process
+with ``st.cache_resource``; finished runs live in a process-wide store keyed
+by the slice's content hash, so switching pages or sessions never re-runs a
+configuration. Progress is reported through a callback, not from inside a
+cached function (Streamlit would replay the widget).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import streamlit as st
+
+from sage_core.types import Decision, Stage, TurnLabel, TurnVerdict
+
+from .loading import LoadedSlice, registry_fingerprint
+
+# label shown in the app -> ``CascadeConfig.named`` name
+CONFIGS = {"SAGE-Core": "sage-core", "SAGE-LLM": "sage-llm", "no_S1": "no_s1", "no_S2": "no_s2"}
+CONFIG_LABELS = {v: k for k, v in CONFIGS.items()}
+BACKENDS = {"offline (embedded MiniLM + span grounding)": "offline", "nli (cross-encoder NLI model)": "nli"}
+DEFAULT_CONFIG = "sage-core"
+DEFAULT_BACKEND = "offline"
+
+
+@dataclass
+class RunResult:
+    """One finished cascade run over one slice."""
+
+    slice_hash: str
+    config: str
+    backend_requested: str
+    backend_ran: str  # ``Evaluator.s2_backend_name``: what actually ran
+    verdicts: list[TurnVerdict]
+    seconds: float
+    metrics: Optional[dict] = None
+    by_id: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.by_id = {v.turn_id: v for v in self.verdicts}
+
+    @property
+    def label(self) -> str:
+        return CONFIG_LABELS.get(self.config, self.config)
+
+    @property
+    def key(self) -> str:
+        return f"{self.label} / {self.backend_requested}"
+
+
+@st.cache_resource(show_spinner=False)
+def _evaluator(registry_key: str, config: str, backend: str, _registry):
+    """One evaluator per (workflows, config, backend); models load lazily inside, once."""
+    from sage_core.cascade import CascadeConfig, Evaluator  # owned by the core engineer
+
+    return Evaluator(_registry, CascadeConfig.named(config, s2_backend=backend))
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> dict:
+    """Process-wide finished runs: (slice hash, config, backend) -> RunResult."""
+    return {}
+
+
+def cached(ls: LoadedSlice, config: str, backend: str) -> Optional[RunResult]:
+    return _store().get((ls.content_hash, config, backend))
+
+
+def runs_for(ls: LoadedSlice) -> list[RunResult]:
+    """Every finished run on this slice, in the order they were made."""
+    return [r for (h, _, _), r in _store().items() if h == ls.content_hash]
+
+
+def run(ls: LoadedSlice, config: str, backend: str,
+        progress: Optional[Callable[[int, int], None]] = None) -> RunResult:
+    """Evaluate the slice (or return the cached run). Raises SageInputError / ModelUnavailableError."""
+    hit = cached(ls, config, backend)
+    if hit is not None:
+        return hit
+    ev = _evaluator(registry_fingerprint(ls.registry), config, backend, ls.registry)
+    t0 = time.perf_counter()
+    verdicts = ev.evaluate(ls.turns, progress=progress)
+    secs = time.perf_counter() - t0
+    metrics = None
+    if ls.has_gold:
+        from sage_core.metrics import classification_metrics
+
+        metrics = classification_metrics(verdicts, ls.turns)
+    res = RunResult(ls.content_hash, config, backend, str(ev.s2_backend_name), verdicts, secs, metrics)
+    _store()[(ls.content_hash, config, backend)] = res
+    return res
+
+
+# --- per-turn facts the pages filter and display on --------------------------
+def deciding_stages(v: TurnVerdict) -> list[str]:
+    """Stages whose answer is final for at least one criterion (``none`` = all abstained)."""
+    return sorted({t.final.stage.value for t in v.traces})
+
+
+def abstained_stages(trace) -> list[str]:
+    return [a.stage.value for a in trace.attempts if a.decision == Decision.ABSTAIN]
+
+
+def outcome(v: TurnVerdict, gold_label: Optional[str]) -> str:
+    """TP / FP / FN / TN against gold (undecided scores as acceptable), or 'undecided' / 'no gold'."""
+    if v.label == TurnLabel.UNDECIDED:
+        tag = "undecided"
+        if gold_label == "failure":
+            return "undecided (FN)"
+        return tag
+    if gold_label is None:
+        return "no gold"
+    pred = v.label == TurnLabel.FAILURE
+    gold = gold_label == "failure"
+    return {(True, True): "TP", (True, False): "FP", (False, True): "FN", (False, False): "TN"}[(pred, gold)]
+
+
+def stage_of(trace) -> str:
+    return trace.final.stage.value if trace.final.stage != Stage.NONE else "none"
+
+
+# --- page helpers ---------------------------------------------------------------
+def ensure_runs(ls: LoadedSlice) -> list[RunResult]:
+    """Finished runs on this slice; runs the default configuration first if there is none."""
+    done = runs_for(ls)
+    if done:
+        return done
+    bar = st.progress(0.0, text="Running SAGE-Core (offline S2) on the current slice")
+
+    def tick(i: int, n: int) -> None:
+        bar.progress(min(1.0, i / max(n, 1)), text=f"SAGE-Core: {i}/{n} turns")
+
+    run(ls, DEFAULT_CONFIG, DEFAULT_BACKEND, progress=tick)
+    bar.empty()
+    return runs_for(ls)
+
+
+def pick_run(done: list[RunResult], key: str, label: str = "Run") -> RunResult:
+    """Select one finished run; always say which S2 backend actually ran."""
+    keys = [r.key for r in done]
+    chosen = st.selectbox(label, keys, index=len(keys) - 1, key=key)
+    res = done[keys.index(chosen)]
+    st.caption(f"S2 backend that ran: **{res.backend_ran}**")
+    return res
