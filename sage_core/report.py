@@ -386,7 +386,11 @@ def run(args) -> int:
 
     settings = get_settings()
     backend = args.s2_backend or settings.s2_backend
-    registry = load_workflows(args.schema)
+    try:  # accepts ABCD ontologies too (ABCD-UV slices)
+        from .loaders import load_registry_for_slice
+        registry = load_registry_for_slice(args.schema)
+    except ImportError:
+        registry = load_workflows(args.schema)
     turns = read_slice(args.slice)
     validate_against(turns, registry, args.slice)
     gold_vector(turns)
@@ -396,9 +400,11 @@ def run(args) -> int:
         raise SageInputError(f"unknown config(s) {', '.join(unknown) or '(none)'}; use {', '.join(SAGE_CONFIGS)}",
                              field="configs")
     notes = []
-    if settings.llm_api_key and "sage-llm" not in configs:
+    # an endpoint counts as configured with a key, or with a non-default (e.g. local) base URL
+    llm_configured = bool(settings.llm_api_key) or "api.openai.com" not in settings.llm_base_url
+    if llm_configured and "sage-llm" not in configs:
         configs.append("sage-llm")
-    elif not settings.llm_api_key and "sage-llm" in configs:
+    elif not llm_configured and "sage-llm" in configs:
         configs.remove("sage-llm")
         notes.append("sage-llm skipped: no LLM endpoint configured (SAGE_LLM_API_KEY).")
     primary = configs[0]
@@ -426,7 +432,8 @@ def run(args) -> int:
         verdicts[cfg] = vs
         sage[cfg] = from_turn_verdicts(cfg, vs)
         backend_name = backend_name or bname
-        notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn).")
+        notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn, "
+                     "first run includes model loading).")
     sgdx = None
     if args.sgdx_dir:
         from .loaders.sgd import remap_turns, sgdx_slot_map

@@ -146,7 +146,8 @@ def _run_cli(args):
     import os
     import subprocess
     import sys
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", SAGE_LLM_API_KEY="")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", SAGE_LLM_API_KEY="",
+               SAGE_LLM_BASE_URL="https://api.openai.com/v1")
     return subprocess.run([sys.executable, "-m", "sage_core", "report", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
 
