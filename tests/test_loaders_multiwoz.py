@@ -194,3 +194,16 @@ def test_multiwoz24_errors(tmp_path, mwoz_registry):
     bad.write_text(json.dumps({"MUL1": {"goal": {}, "log": []}}))
     with pytest.raises(SageInputError, match="no turns"):
         load_multiwoz24(bad, mwoz_registry)
+
+
+def test_multiwoz24_tolerates_missing_annotations(tmp_path, mwoz_registry):
+    data = _mw24_data()
+    log = data["MUL0001.json"]["log"]
+    log[1]["dialog_act"] = "No Annotation"  # as in some MultiWOZ 2.1 turns
+    log[2]["span_info"] = [["Hotel-Inform", "Day", "friday", "x", None]]
+    p = tmp_path / "data.json"
+    p.write_text(json.dumps(data))
+    turns = load_multiwoz24(p, mwoz_registry)
+    assert len(turns) == 3 and turns[0].agent_acts == []
+    uv = {u.slot: u for u in turns[1].user_values}
+    assert U2[uv["hotel-bookday"].span[0]:uv["hotel-bookday"].span[1]] == "friday"  # found by search

@@ -150,14 +150,18 @@ def _acts_to_actions(dialog_act: dict, mapper: SlotMapper) -> dict[str, list[dic
     attached to whichever service the turn is assigned to.
     """
     out: dict[str, list[dict]] = {}
-    for name, pairs in (dialog_act or {}).items():
-        if "-" not in name:
+    if not isinstance(dialog_act, dict):  # 2.1 marks some turns "No Annotation"
+        return out
+    for name, pairs in dialog_act.items():
+        if "-" not in name or not isinstance(pairs, list):
             continue
         dom, act = name.split("-", 1)
         dom = dom.lower()
         target = dom if dom in DOMAINS else ""
         act_u = ACT_MAP.get(act.lower(), act.upper())
         for pair in pairs or [["none", "none"]]:
+            if not isinstance(pair, (list, tuple)):
+                continue
             slot_raw = str(pair[0]) if pair else "none"
             val = clean_value(pair[1]) if len(pair) > 1 else None
             slot = None
@@ -234,7 +238,8 @@ def load_multiwoz22(paths: Any, registry: WorkflowRegistry, dialog_acts: Any = N
                 t["_generic_actions"] = by_dom.get("", [])
                 # span_info gives character spans for act values: fill missing slot spans
                 for sp in spans:
-                    if len(sp) < 5 or "-" not in str(sp[0]):
+                    if (not isinstance(sp, list) or len(sp) < 5 or "-" not in str(sp[0])
+                            or not all(isinstance(x, int) for x in sp[3:5])):
                         continue
                     dom = str(sp[0]).split("-", 1)[0].lower()
                     fr = by_svc.get(dom)
@@ -314,6 +319,8 @@ def _convert24(did: str, d: dict, file: str, registry: WorkflowRegistry, mapper:
         changed = [dom for dom in DOMAINS if states.get(dom, {}) != prev_states.get(dom, {})]
         sys_doms = [dom for dom in sacts if dom]
         user_doms = [dom for dom in uacts if dom]
+        acted = set(sys_doms) | set(user_doms)
+        changed.sort(key=lambda dom: dom not in acted)  # a changed domain the turn's acts name first
         for cand in (changed, sys_doms, user_doms, [active] if active else []):
             cand = [c for c in cand if any(s.service == c for s in registry)]
             if cand:
@@ -332,7 +339,8 @@ def _convert24(did: str, d: dict, file: str, registry: WorkflowRegistry, mapper:
             for sp in user.get("span_info", []) or []:
                 if len(sp) >= 5 and str(sp[0]).split("-", 1)[0].lower() == dom:
                     full = mapper.map(dom, sp[1], count=False)
-                    hint = _token_span(utext, int(sp[3]), int(sp[4])) if str(sp[3]).lstrip("-").isdigit() else None
+                    hint = (_token_span(utext, sp[3], sp[4])
+                            if all(isinstance(x, int) for x in sp[3:5]) else None)
                     span = _value_span(utext, str(sp[2]), hint)
                     if full and span:
                         fr["slots"].append({"slot": full, "start": span[0], "exclusive_end": span[1]})
