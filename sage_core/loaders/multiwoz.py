@@ -356,7 +356,10 @@ def _convert24(did: str, d: dict, file: str, registry: WorkflowRegistry, mapper:
         if system is not None:
             sframes = []
             if active:
-                sframes.append({"service": active, "slots": [], "actions": sacts.get(active, [])})
+                sframe = {"service": active, "slots": []}
+                if isinstance(system.get("dialog_act"), dict):  # else unannotated: acts unknown
+                    sframe["actions"] = sacts.get(active, [])
+                sframes.append(sframe)
             turns.append({"speaker": "SYSTEM", "utterance": str(system.get("text", "")), "frames": sframes,
                           "_generic_actions": sacts.get("", [])})
         prev_states = states
