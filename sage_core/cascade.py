@@ -109,19 +109,17 @@ class Evaluator:
 
     @property
     def s3(self) -> Any:
+        """The LLM stage (sage-llm only), imported lazily so SAGE-Core never needs it."""
         if self._s3 is None:
             s = get_settings()
             if not s.llm_api_key:
                 raise ModelUnavailableError("S3 not configured: set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY")
             try:
-                from .llm_client import LLMClient
                 from .s3_llm import S3Verifier
             except ImportError as e:
                 raise ModelUnavailableError(f"S3 not available ({e}); set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY "
                                             "and install the LLM stage") from None
-            client = LLMClient(model=s.llm_model, base_url=s.llm_base_url, api_key=s.llm_api_key,
-                               cache_dir=s.cache_dir)
-            self._s3 = S3Verifier(client)
+            self._s3 = S3Verifier.from_settings()
         return self._s3
 
     # --- evaluation -----------------------------------------------------------------
@@ -181,8 +179,8 @@ class Evaluator:
                         v, usage = self.s3.verify(c, w.turn, w.ctx.spec)
                         w.ms += (time.perf_counter() - t0) * 1000
                         w.attempts[i].append(v)
-                        if not getattr(usage, "cached", False):
-                            w.paid_calls += 1
+                        paid = getattr(usage, "paid_calls", None)
+                        w.paid_calls += int(paid) if paid is not None else int(not getattr(usage, "cached", False))
                         w.cost_usd += float(getattr(usage, "cost_usd", 0.0) or 0.0)
                         if v.decision != Decision.ABSTAIN:
                             w.final[i] = v

@@ -138,6 +138,8 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
             f"the user gave {uv.slot}={uv.value!r} but s_t does not hold it"))
     # WNF: one per requested slot
     legal = spec.legal_next(legal_state(turn))
+    now = {**info_state(turn, uvs), **{k: v for k, v in turn.state_after.items() if str(v).strip()}}
+    open_now = sorted(spec.legal_next(now))  # what a repair should ask for instead
     user_slots = {uv.slot for uv in uvs}
     asked: set[str] = set()
     for a in acts:
@@ -146,7 +148,7 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
         asked.add(a.slot)
         out.append(Criterion(
             cid("WNF", a.slot), FailureClass.WNF,
-            {"slot": a.slot, "legal": sorted(legal), "confidence": a.confidence,
+            {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
              "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)},
             "agent", _slot_span(turn.agent, spec, a.slot),
             f"the agent requests {a.slot}, which is not a legal next field"))

@@ -98,8 +98,17 @@ def clean_text(value: str) -> str:
 _DONTCARE_CLEAN = sorted({" ".join(tokens(p)) for p in DONTCARE_PHRASES}, key=len, reverse=True)
 
 
+_DC_LEAD = {"i", "we", "really", "honestly", "actually", "well", "um", "it", "that", "just", "oh", "so"}
+_DC_TAIL = {"really", "at", "all", "which", "one", "thanks", "thank", "you", "please"}
+
+
 def is_dontcare(value: str) -> bool:
-    s = " ".join(tokens(value))
+    toks = tokens(value)
+    while len(toks) > 1 and toks[0] in _DC_LEAD:
+        toks = toks[1:]
+    while len(toks) > 1 and toks[-1] in _DC_TAIL:
+        toks = toks[:-1]
+    s = " ".join(toks)
     if s in _DONTCARE_CLEAN:
         return True
     return bool(re.fullmatch(r"(any|anything|either|whatever)( \w+)?( is| are)?( fine| ok| okay| good)?", s))
@@ -124,7 +133,9 @@ _DIGIT_RE = re.compile(r"(?<![\d.:$/-])(\d+(?:\.\d+)?)(?![\d:/]|\.\d|(?:st|nd|rd
 
 
 def parse_number(value: str) -> Optional[float]:
-    s = (value or "").strip().lower()
+    s = " ".join((value or "").strip().lower().split())
+    if s in NUMBER_WORDS:
+        return float(NUMBER_WORDS[s])
     s = re.sub(r"^(for|just|only|about|around)\s+", "", s)
     m = re.fullmatch(r"\$?\s*(\d+(?:\.\d+)?)(\s*(people|persons|person|tickets|ticket|seats|seat|rooms|room|"
                      r"adults|adult|passengers|passenger|nights|night|days|day|beds|bed|baths|bath|stars|star))?",

@@ -17,7 +17,7 @@ def repair_for(trace: CriterionTrace) -> Optional[RepairSignal]:
         return RepairSignal(c.id, c.type, {"op": "record_value", "slot": a["slot"], "value": a["value"], "span": span},
                             f"record {a['value']!r}{where} into slot {a['slot']}")
     if c.type == FailureClass.WNF:
-        legal = sorted(a.get("legal", []))
+        legal = sorted(a.get("open_now", a.get("legal", [])))
         return RepairSignal(c.id, c.type, {"op": "request_instead", "requested": a["slot"], "legal": legal},
                             f"request one of the legal next slots {{{', '.join(legal)}}} instead of {a['slot']}"
                             if legal else f"do not request {a['slot']}: no slot is open; confirm or act instead")

@@ -277,7 +277,7 @@ class OfflineBackend(GroundingBackend):
     """Embedded default: span grounding + MiniLM paraphrase similarity (no network, no paid calls)."""
 
     name = f"offline: span grounding + {MINILM_NAME}"
-    lo, hi = 0.45, 0.80  # cosine similarity mapped linearly onto margins -1 .. +1
+    lo, hi = 0.52, 0.80  # cosine similarity mapped linearly onto margins -1 .. +1
 
     def score_pairs(self, pairs: list[tuple[str, str]], kind: str) -> list[float]:
         if not pairs:

@@ -1,0 +1,138 @@
+"""Compiler: deterministic criteria with stable ids and spans; extraction; bad slot names."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from sage_core.compiler import compile_turn
+from sage_core.errors import SageInputError
+from sage_core.types import AgentAct, FailureClass, Turn, UserValue, Utterance
+from sage_core.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+
+
+def _slot(name, desc, pv=(), cat=None):
+    cat = bool(pv) if cat is None else cat
+    return SlotSpec(name, desc, cat, list(pv), infer_value_type(name, cat, list(pv)))
+
+
+SLOTS = {s.name: s for s in [
+    _slot("restaurant_name", "Name of the restaurant"),
+    _slot("location", "City where the restaurant is located"),
+    _slot("time", "Time for the reservation or to find the restaurant availability"),
+    _slot("date", "Tentative date of restaurant reservation"),
+    _slot("number_of_seats", "Number of seats to reserve at the restaurant", ["1", "2", "3", "4", "5"]),
+    _slot("has_seating_outdoors", "Whether the restaurant has outdoor seating available", ["True", "False"]),
+    _slot("price_range", "Price range for the restaurant", ["cheap", "moderate", "pricey"]),
+    _slot("category", "The category of food offered by the restaurant"),
+]}
+SPEC = WorkflowSpec("Restaurants_2:ReserveRestaurant", "Restaurants_2", "ReserveRestaurant",
+                    "Make a table reservation", SLOTS, ["restaurant_name", "location", "time"],
+                    {"number_of_seats": "2", "date": "2019-03-01"}, is_transactional=True)
+REGISTRY = WorkflowRegistry([SPEC])
+
+
+def make_turn(user, agent, before, after, uvs=None, acts=None, history=None, tid="d1:1", gold=None):
+    hist = [Utterance(s, t) for s, t in (history or [])]
+    return Turn(tid, tid.split(":")[0], SPEC.id, hist, user, agent, dict(before), dict(after),
+                uvs, acts, gold)
+
+
+def clean_turn():
+    """User gives location and time; s_t takes both; agent asks for the restaurant (legal)."""
+    return make_turn(
+        "I'd like a table in San Jose at 7 pm.", "Which restaurant would you like?",
+        {}, {"location": "San Jose", "time": "7 pm"},
+        [UserValue("location", "San Jose", (20, 28)), UserValue("time", "7 pm", (32, 36))],
+        [AgentAct("REQUEST", "restaurant_name")])
+
+
+def test_criteria_types_ids_and_spans():
+    t = clean_turn()
+    cs = compile_turn(t, SPEC)
+    assert [c.id for c in cs] == ["d1:1:IUV:location", "d1:1:IUV:time", "d1:1:WNF:restaurant_name",
+                                  "d1:1:UV:location", "d1:1:UV:time"]
+    iuv = cs[0]
+    assert iuv.type == FailureClass.IUV and iuv.evidence == "user"
+    assert t.user[iuv.span[0]:iuv.span[1]] == "San Jose"
+    wnf = cs[2]
+    assert wnf.evidence == "agent" and t.agent[wnf.span[0]:wnf.span[1]].lower() == "restaurant"
+    assert set(wnf.args["legal"]) == {"restaurant_name", "location", "time", "number_of_seats", "date"}
+    assert all(c.evidence == "state" for c in cs if c.type == FailureClass.UV)
+
+
+def test_deterministic_and_stateless():
+    t = clean_turn()
+    a = [c.to_dict() for c in compile_turn(t, SPEC)]
+    b = [c.to_dict() for c in compile_turn(copy.deepcopy(t), SPEC)]
+    assert a == b
+    assert t.to_dict() == clean_turn().to_dict()  # the turn is not mutated
+
+
+def test_pc_args_missing_and_restated_slots():
+    t = make_turn("At 7 pm please.", "Please confirm: a table at 7 pm in San Jose.",
+                  {"location": "San Jose"}, {"location": "San Jose", "time": "7 pm"},
+                  [UserValue("time", "7 pm")], [AgentAct("CONFIRM", "time", "7 pm")])
+    pc = [c for c in compile_turn(t, SPEC) if c.type == FailureClass.PC][0]
+    assert pc.args["missing"] == ["restaurant_name"]
+    assert t.agent[pc.span[0]:pc.span[1]].lower() == "please confirm"
+    # a restaurant the user accepted from an offer is known when the confirmation restates it
+    t2 = copy.deepcopy(t)
+    t2.state_after["restaurant_name"] = "Sushi Taro"
+    t2.agent = "Please confirm: Sushi Taro in San Jose at 7 pm."
+    t2.history = [Utterance("agent", "How about Sushi Taro?")]
+    pc2 = [c for c in compile_turn(t2, SPEC) if c.type == FailureClass.PC][0]
+    assert pc2.args["missing"] == []
+
+
+def test_one_uv_per_written_value_and_none_for_unchanged():
+    t = make_turn("Make it 8 pm.", "Sure.", {"location": "San Jose", "time": "7 pm"},
+                  {"location": "San Jose", "time": "8 pm"}, [UserValue("time", "8 pm")], [])
+    uvs = [c for c in compile_turn(t, SPEC) if c.type == FailureClass.UV]
+    assert [(c.args["slot"], c.args["value"], c.args["previous"]) for c in uvs] == [("time", "8 pm", "7 pm")]
+
+
+@pytest.mark.parametrize("field,mutate", [
+    ("user_values[0].slot", lambda t: setattr(t, "user_values", [UserValue("cuisine", "Thai")])),
+    ("agent_acts[1].slot", lambda t: setattr(t, "agent_acts", [AgentAct("INFORM_COUNT", "count", "3"),
+                                                               AgentAct("REQUEST", "party_size")])),
+    ("state_after.stars", lambda t: t.state_after.update(stars="4")),
+])
+def test_unknown_slot_raises_naming_the_field(field, mutate):
+    t = clean_turn()
+    mutate(t)
+    with pytest.raises(SageInputError) as e:
+        compile_turn(t, SPEC)
+    assert e.value.field == field
+    assert "not in the schema" in str(e.value)
+
+
+def test_extraction_when_annotations_absent():
+    t = make_turn("Book it at 7 in the evening for two people please.",
+                  "Please confirm: a table for 2 at 7 pm. Is that correct?",
+                  {"restaurant_name": "Sushi Taro", "location": "San Jose"},
+                  {"restaurant_name": "Sushi Taro", "location": "San Jose", "time": "19:00",
+                   "number_of_seats": "2"},
+                  history=[("agent", "What time and how many people?")])
+    cs = compile_turn(t, SPEC)
+    iuv = {c.args["slot"]: c for c in cs if c.type == FailureClass.IUV}
+    assert set(iuv) == {"time", "number_of_seats"}
+    assert all(0.5 <= c.args["confidence"] < 1.0 for c in iuv.values())
+    assert t.user[iuv["time"].span[0]:iuv["time"].span[1]] == "7 in the evening"
+    pcs = [c for c in cs if c.type == FailureClass.PC]
+    assert len(pcs) == 1 and pcs[0].args["confidence"] < 1.0 and pcs[0].args["missing"] == []
+
+
+def test_extraction_floor_drops_low_confidence_items():
+    t = make_turn("Maybe 3.", "Okay.", {}, {}, history=[("agent", "Hello!")])
+    # a bare number with no slot asked and no noun is ambiguous -> below the floor, no criterion
+    assert [c for c in compile_turn(t, SPEC) if c.type == FailureClass.IUV] == []
+    assert compile_turn(t, SPEC, floor=0.0)  # with the floor off it is emitted
+
+
+def test_requests_extracted_from_questions_only():
+    t = make_turn("Hi.", "I found Sushi Taro in San Jose. What time would you like the table?",
+                  {"restaurant_name": "Sushi Taro", "location": "San Jose"},
+                  {"restaurant_name": "Sushi Taro", "location": "San Jose"})
+    wnf = [c for c in compile_turn(t, SPEC) if c.type == FailureClass.WNF]
+    assert [c.args["slot"] for c in wnf] == ["time"]
