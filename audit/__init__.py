@@ -1,1 +1,34 @@
-from . import assignment  # noqa: F401
+"""Blind two-annotator audits of evaluator verdicts: sampling, queue, statistics, exports.
+
+Typical app flow (every function takes ``db=``: Engine, URL or None = settings)::
+
+    from audit import sampling, assignment, consensus, evaluators, agreement, dialogue_view, exports
+
+    # 1. design and store an audit (seeded, strata + inclusion probabilities kept)
+    sample = sampling.paper_protocol(turns, n=200, seed=0)        # or stratified_sample(turns, quotas, key=...)
+    info = assignment.create_audit_from_sample("sgd-audit-1", sample, db=url)
+
+    # 2. annotate (annotator = sign-in name; created on first use: db.sign_in(name))
+    item = assignment.next_turn_for(info.id, "alice", db=url)     # QueueItem or None; own draft first
+    assignment.save_draft(info.id, "alice", item.turn_id, "failure", "IUV", "note", db=url)  # autosave
+    assignment.submit_label(info.id, "alice", item.turn_id, "failure", "IUV", db=url)      # QuotaFullError
+    assignment.skip_turn(info.id, "alice", item.turn_id, db=url)  # seat released, turn returns later
+    assignment.progress(info.id, "alice", db=url)                 # Progress counts
+    db.label_history(info.id, turn_id=..., db=url)                # every change, old -> new
+
+    # 3. analyse
+    labels = consensus.load_audit_labels(info.id, db=url)
+    cons = consensus.build_consensus(labels, level="category")    # .labels, .disagreements
+    consensus.audit_agreement(labels)      # {"unweighted"|"weighted": {stat: Estimate(value, lo, hi, n)}}
+    consensus.human_vs_gold(labels, cons)  # per-class rows
+    evaluators.compare_evaluators(cons, {"sage-core": {...}, "llm-judge": {...}}, exclude_class="UV",
+                                  audit_labels=labels)            # EvaluatorReport per evaluator
+    evaluators.sage_vs_best_baseline(cons, sage_labels, baselines) # sage_core.statistics.PairedResult
+    dialogue_view.audit_dialogue_view(labels, evaluators_dict)    # first failing turn per source
+    exports.annotation_sheet_csv(info.id) / results_csv(info.id, evaluators=...) / history_csv(info.id)
+
+Nothing here imports streamlit; there is no delete API (labels are append-only).
+"""
+from . import agreement, assignment, consensus, dialogue_view, evaluators, exports, sampling, weights  # noqa: F401
+from .assignment import (QueueItem, Progress, create_audit_from_sample, get_draft, next_turn_for,  # noqa: F401
+                         progress, save_draft, skip_turn, submit_label)

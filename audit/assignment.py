@@ -63,6 +63,36 @@ class Progress:
         return self.labels_submitted / self.labels_needed if self.labels_needed else 1.0
 
 
+def blind_payload(turn) -> dict:
+    """What an annotator may see of a turn: everything but gold and meta (meta can name injections)."""
+    d = turn.to_dict()
+    d.pop("gold", None)
+    d.pop("meta", None)
+    return d
+
+
+def turn_index(turn) -> int:
+    """Position of the turn in its dialogue: ``meta['turn_index']`` or the agent turns before it."""
+    if "turn_index" in turn.meta:
+        return int(turn.meta["turn_index"])
+    return sum(1 for u in turn.history if u.speaker == "agent")
+
+
+def create_audit_from_sample(name: str, sample, db: DB = None, labels_per_turn: int = 2,
+                             abandon_after_s: int = 1800):
+    """Store an ``audit.sampling.Sample`` as a new audit (strata, pi, blind payloads, seats)."""
+    from db.repository import StratumInfo, create_audit
+    turns = [dict(turn_id=st.turn.turn_id, dialogue_id=st.turn.dialogue_id, turn_index=turn_index(st.turn),
+                  position=i, corpus=st.corpus, stratum=st.stratum, inclusion_prob=st.inclusion_prob,
+                  payload=blind_payload(st.turn),
+                  gold_label=st.turn.gold.label if st.turn.gold else None,
+                  gold_class=st.turn.gold.failure_class if st.turn.gold else None)
+             for i, st in enumerate(sample.turns)]
+    strata = [StratumInfo(x.name, x.population, x.sampled, x.inclusion_prob) for x in sample.strata]
+    return create_audit(name, turns, strata, seed=sample.seed, design=sample.design,
+                        labels_per_turn=labels_per_turn, abandon_after_s=abandon_after_s, db=db)
+
+
 def _audit_turn(s: Session, audit_id: int, turn_id: str) -> AuditTurn:
     row = s.exec(select(AuditTurn).where(AuditTurn.audit_id == audit_id,
                                          AuditTurn.turn_id == turn_id)).first()
@@ -280,5 +310,5 @@ def progress(audit: AuditRef, annotator: Optional[str] = None, db: DB = None) ->
             mine_remaining=len(avail) if annotator else None)
 
 
-__all__ = ["QueueItem", "Progress", "next_turn_for", "save_draft", "get_draft", "submit_label",
+__all__ = ["blind_payload", "turn_index", "create_audit_from_sample", "QueueItem", "Progress", "next_turn_for", "save_draft", "get_draft", "submit_label",
            "skip_turn", "annotator_labels", "progress"]

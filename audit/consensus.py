@@ -1,0 +1,226 @@
+"""What the humans said: paired labels, the consensus set, agreement with each other and with gold.
+
+The consensus set is the turns where both annotators give the same label;
+disagreements are listed (for adjudication and the paper's appendix) and
+dropped from every evaluator comparison, so an evaluator is only scored where
+the humans themselves are sure.
+
+``level`` chooses what "the same label" means: ``"category"`` (acceptable or
+the failure class; a failure without class is the category 'failure') or
+``"label"`` (binary failure / acceptable). Rater 1 / rater 2 of a turn are its
+first and second submitters (seats are anonymous, so the kappa-type
+coefficients compare seats, as usual for rotating annotators); Krippendorff's
+alpha uses the full annotators x turns matrix, missing cells included.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from db.repository import AuditRef, AuditTurnInfo, LabelRecord, audit_turns, category, label_history
+from db.session import DB
+
+from . import agreement as ag
+
+LEVELS = ("category", "label")
+
+
+def level_value(label: Optional[str], failure_class: Optional[str], level: str = "category") -> Optional[str]:
+    """The value compared at ``level`` for a (label, class) pair."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}")
+    if label is None:
+        return None
+    return category(label, failure_class) if level == "category" else label
+
+
+def is_failure(value: Optional[str]) -> bool:
+    """Binary view of a category or label value: anything but 'acceptable' is a failure."""
+    return value is not None and value != "acceptable"
+
+
+@dataclass(frozen=True)
+class AuditLabels:
+    """All current human labels of an audit, aligned with its sampled turns."""
+
+    turns: list[AuditTurnInfo]
+    by_annotator: dict[str, dict[str, LabelRecord]]  # annotator -> turn_id -> current label
+    raters: dict[str, list[str]]  # turn_id -> annotators in order of first submission
+
+    @property
+    def annotators(self) -> list[str]:
+        return sorted(self.by_annotator)
+
+    def turn(self, turn_id: str) -> AuditTurnInfo:
+        return next(t for t in self.turns if t.turn_id == turn_id)
+
+    def value(self, annotator: str, turn_id: str, level: str = "category") -> Optional[str]:
+        r = self.by_annotator.get(annotator, {}).get(turn_id)
+        return None if r is None else level_value(r.label, r.failure_class, level)
+
+    def pairs(self, level: str = "category") -> dict[str, list]:
+        """Turns with two labels: turn_ids, rater-1 values, rater-2 values, dialogue ids, weights."""
+        out = {"turn_ids": [], "a": [], "b": [], "clusters": [], "weights": [], "annotators": []}
+        for t in self.turns:
+            who = self.raters.get(t.turn_id, [])
+            if len(who) < 2:
+                continue
+            out["turn_ids"].append(t.turn_id)
+            out["a"].append(self.value(who[0], t.turn_id, level))
+            out["b"].append(self.value(who[1], t.turn_id, level))
+            out["clusters"].append(t.dialogue_id)
+            out["weights"].append(t.weight)
+            out["annotators"].append((who[0], who[1]))
+        return out
+
+    def reliability_matrix(self, level: str = "category") -> tuple[list[str], list[list], list[AuditTurnInfo]]:
+        """annotators x labelled turns (None = not labelled), for Krippendorff's alpha."""
+        turns = [t for t in self.turns if self.raters.get(t.turn_id)]
+        names = self.annotators
+        return names, [[self.value(n, t.turn_id, level) for t in turns] for n in names], turns
+
+
+def load_audit_labels(audit: AuditRef, db: DB = None) -> AuditLabels:
+    """Read the audit's turns and every annotator's current label (latest submission)."""
+    turns = audit_turns(audit, db=db)
+    by: dict[str, dict[str, LabelRecord]] = {}
+    raters: dict[str, list[str]] = {}
+    for r in label_history(audit, db=db):  # oldest first
+        cur = by.setdefault(r.annotator, {})
+        if r.turn_id not in cur:
+            raters.setdefault(r.turn_id, []).append(r.annotator)
+        if r.turn_id not in cur or r.seq > cur[r.turn_id].seq:
+            cur[r.turn_id] = r
+    return AuditLabels(turns, by, raters)
+
+
+# --------------------------------------------------------------- consensus
+@dataclass(frozen=True)
+class Disagreement:
+    turn_id: str
+    dialogue_id: str
+    annotators: tuple[str, str]
+    values: tuple[Optional[str], Optional[str]]
+    notes: tuple[str, str] = ("", "")
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """Turns where both annotators agree (turn_id -> agreed value) and the dropped disagreements."""
+
+    level: str
+    labels: dict[str, str]
+    disagreements: list[Disagreement]
+    n_pairs: int
+    weights: dict[str, float] = field(default_factory=dict)  # turn_id -> 1/pi for consensus turns
+    clusters: dict[str, str] = field(default_factory=dict)  # turn_id -> dialogue_id
+
+    @property
+    def binary(self) -> dict[str, int]:
+        """turn_id -> 1 if the agreed value is a failure, else 0."""
+        return {t: int(is_failure(v)) for t, v in self.labels.items()}
+
+    @property
+    def agreement_rate(self) -> float:
+        return len(self.labels) / self.n_pairs if self.n_pairs else float("nan")
+
+
+def build_consensus(labels: AuditLabels, level: str = "category") -> Consensus:
+    """Consensus set and disagreement list from an audit's paired labels."""
+    p = labels.pairs(level)
+    agreed: dict[str, str] = {}
+    weights: dict[str, float] = {}
+    clusters: dict[str, str] = {}
+    dis: list[Disagreement] = []
+    for tid, a, b, dlg, w, who in zip(p["turn_ids"], p["a"], p["b"], p["clusters"], p["weights"],
+                                      p["annotators"]):
+        if a == b:
+            agreed[tid], weights[tid], clusters[tid] = a, w, dlg
+        else:
+            notes = tuple(labels.by_annotator[n][tid].note for n in who)
+            dis.append(Disagreement(tid, dlg, who, (a, b), notes))
+    return Consensus(level, agreed, dis, len(p["turn_ids"]), weights, clusters)
+
+
+def consensus_from_dicts(a: dict[str, str], b: dict[str, str], clusters: Optional[dict[str, str]] = None,
+                         weights: Optional[dict[str, float]] = None, level: str = "category",
+                         names: tuple[str, str] = ("A", "B")) -> Consensus:
+    """The same from two plain dicts turn_id -> value (imported annotations, tests)."""
+    both = [t for t in a if t in b]
+    agreed = {t: a[t] for t in both if a[t] == b[t]}
+    dis = [Disagreement(t, (clusters or {}).get(t, t), names, (a[t], b[t])) for t in both if a[t] != b[t]]
+    return Consensus(level, agreed, dis, len(both), {t: (weights or {}).get(t, 1.0) for t in agreed},
+                     {t: (clusters or {}).get(t, t) for t in agreed})
+
+
+# --------------------------------------------------------------- agreement
+def audit_agreement(labels: AuditLabels, level: str = "category", n_resamples: int = 10_000,
+                    seed: int = 0, alpha: float = 0.05) -> dict[str, dict[str, ag.Estimate]]:
+    """All five coefficients between rater 1 and rater 2, unweighted and IPW-weighted.
+
+    Krippendorff's alpha is computed on the full annotators x turns matrix (missing
+    cells allowed), bootstrapped by dialogue like the rest.
+    """
+    p = labels.pairs(level)
+    if not p["turn_ids"]:
+        raise ValueError("no turn has two labels yet")
+    cats = sorted({v for v in p["a"] + p["b"] if v is not None})
+    names, matrix, turns = labels.reliability_matrix(level)
+    mcats = sorted({v for row in matrix for v in row if v is not None} | set(cats))
+    out = {}
+    for key, w, mw in (("unweighted", None, None),
+                       ("weighted", p["weights"], [t.weight for t in turns])):
+        kw = dict(n_resamples=n_resamples, seed=seed, alpha=alpha)
+        rep = {s: ag.pair_statistic_ci(s, p["a"], p["b"], p["clusters"], categories=cats, weights=w, **kw)
+               for s in ag.STATISTICS[:4]}
+        rep["krippendorff_alpha"] = ag.krippendorff_alpha_ci(matrix, [t.dialogue_id for t in turns],
+                                                             categories=mcats, weights=mw, **kw)
+        out[key] = rep
+    return out
+
+
+def human_vs_gold(labels: AuditLabels, consensus: Optional[Consensus] = None, level: str = "category"
+                  ) -> list[dict]:
+    """Per gold value (class or 'acceptable'): how often each annotator and the consensus match gold.
+
+    Rows: ``{"gold": value, "who": annotator | "consensus", "n": turns, "agree": share,
+    "agree_weighted": IPW share}``, plus an ``"all"`` row per rater. Turns without gold are skipped.
+    """
+    rows = []
+    gold = {t.turn_id: level_value(t.gold_label, t.gold_class, level) for t in labels.turns
+            if t.gold_label is not None}
+    w = {t.turn_id: t.weight for t in labels.turns}
+    raters: dict[str, dict[str, str]] = {n: {tid: labels.value(n, tid, level) for tid in by}
+                                         for n, by in labels.by_annotator.items()}
+    if consensus is not None:
+        raters["consensus"] = dict(consensus.labels)
+    values = sorted(set(gold.values())) + ["all"]
+    for who, lab in raters.items():
+        for g in values:
+            tids = [t for t in lab if t in gold and (g == "all" or gold[t] == g)]
+            if not tids:
+                continue
+            hit = np.array([lab[t] == gold[t] for t in tids], dtype=float)
+            ww = np.array([w[t] for t in tids])
+            rows.append({"gold": g, "who": who, "n": len(tids), "agree": float(hit.mean()),
+                         "agree_weighted": float((hit * ww).sum() / ww.sum())})
+    return rows
+
+
+def human_vs_gold_kappa(labels: AuditLabels, level: str = "category") -> dict[str, float]:
+    """Cohen's kappa of each annotator against gold, over the turns they labelled."""
+    out = {}
+    gold = {t.turn_id: level_value(t.gold_label, t.gold_class, level) for t in labels.turns
+            if t.gold_label is not None}
+    for n, by in labels.by_annotator.items():
+        tids = [t for t in by if t in gold]
+        if tids:
+            out[n] = ag.cohen_kappa([labels.value(n, t, level) for t in tids], [gold[t] for t in tids])
+    return out
+
+
+__all__ = ["LEVELS", "level_value", "is_failure", "AuditLabels", "load_audit_labels", "Disagreement",
+           "Consensus", "build_consensus", "consensus_from_dicts", "audit_agreement", "human_vs_gold",
+           "human_vs_gold_kappa"]
