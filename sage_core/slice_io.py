@@ -42,6 +42,13 @@ def _str(d: dict, key: str, file: str, line: int, required: bool = True) -> Opti
     return str(v)
 
 
+def _confidence(d: dict, file: str, line: int, fld: str) -> float:
+    c = d.get("confidence", 1.0)
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0.0 <= c <= 1.0:
+        raise SageInputError("must be a number in [0, 1]", file=file, line=line, field=fld)
+    return float(c)
+
+
 def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
     """Validate one slice record and build a ``Turn``."""
     if not isinstance(d, dict):
@@ -86,7 +93,7 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
                                          file=file, line=line, field=f"{fld}.span")
                 span = (span[0], span[1])
             user_values.append(UserValue(str(uv["slot"]), str(uv["value"]), span,
-                                         float(uv.get("confidence", 1.0))))
+                                         _confidence(uv, file, line, f"{fld}.confidence")))
     agent_acts = None
     if d.get("agent_acts") is not None:
         if not isinstance(d["agent_acts"], list):
@@ -96,7 +103,8 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
             if not isinstance(a, dict) or not isinstance(a.get("act"), str):
                 raise SageInputError("needs an 'act' string", file=file, line=line, field=f"agent_acts[{i}]")
             agent_acts.append(AgentAct(a["act"].upper(), a.get("slot") or None,
-                                       None if a.get("value") is None else str(a["value"])))
+                                       None if a.get("value") is None else str(a["value"]),
+                                       _confidence(a, file, line, f"agent_acts[{i}].confidence")))
     gold = None
     if d.get("gold") is not None:
         g = d["gold"]

@@ -103,12 +103,16 @@ class Turn:
         if self.user_values is not None:
             d["user_values"] = [
                 {k: v for k, v in (("slot", uv.slot), ("value", uv.value),
-                                   ("span", list(uv.span) if uv.span else None)) if v is not None}
+                                   ("span", list(uv.span) if uv.span else None),
+                                   ("confidence", uv.confidence if uv.confidence < 1.0 else None))
+                 if v is not None}
                 for uv in self.user_values
             ]
         if self.agent_acts is not None:
             d["agent_acts"] = [
-                {k: v for k, v in (("act", a.act), ("slot", a.slot), ("value", a.value)) if v is not None}
+                {k: v for k, v in (("act", a.act), ("slot", a.slot), ("value", a.value),
+                                   ("confidence", a.confidence if a.confidence < 1.0 else None))
+                 if v is not None}
                 for a in self.agent_acts
             ]
         if self.gold is not None:
