@@ -189,9 +189,11 @@ def render(data: ReportData, sage_name: str, baseline_names: Sequence[str], slic
         L += ["## Per-tier ablation", ""]
         rows = [[a["row"], a["config"], _ci((a["f1"], a["f1_lo"], a["f1_hi"])), _f(a["precision"]),
                  _f(a["recall"]), _f(a["undecided_rate"]),
-                 "—" if a.get("delta") is None else f"{a['delta']:+.3f} (p {_p(a['p'])})", a.get("note", "")]
+                 "—" if a.get("delta") is None else f"{a['delta']:+.3f}",
+                 "—" if a.get("delta") is None else f"{_p(a['p'])} / {_p(a['p_holm'])}", a.get("note", "")]
                 for a in data.ablation]
-        L += [_table(["tier", "config", "F1 [95% CI]", "P", "R", "undecided", "ΔF1 vs full", "note"], rows), ""]
+        L += [_table(["tier", "config", "F1 [95% CI]", "P", "R", "undecided", "ΔF1 vs full", "p / p (Holm)",
+                      "note"], rows), ""]
     if data.routing:
         L += ["## Routing anatomy", "", "Share of criteria whose final verdict came from each stage "
               "('none' = every stage abstained).", ""]
@@ -321,6 +323,9 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
                                   n_resamples=n_resamples, seed=seed, clusters=clusters)
             a["delta"], a["p"] = pr.delta, pr.p
         data.ablation.append(a)
+    tested = [a for a in data.ablation if "p" in a]
+    for a, adj in zip(tested, holm_bonferroni([a["p"] for a in tested])):
+        a["p_holm"] = adj
     data.routing = {k: routing_stats(v, ids) for k, v in sage.items()}
     for k, ev in table_evs.items():
         s = selective_stats(turns, ev)

@@ -193,3 +193,12 @@ def test_cli_end_to_end_on_sgd_with_sgdx(shared_data, sgd_schema_path, tmp_path)
     for f in ("report.md", "pareto.png", "risk_coverage.png"):
         assert (out / f).stat().st_size > 0
     assert "Table 1" in r.stdout and "SGD-X robustness" in r.stdout
+
+
+def test_ablation_p_values_are_holm_adjusted(setup):
+    ts, sage, base = setup
+    d = build_report(ts, sage, base, n_resamples=300)
+    tested = [a for a in d.ablation if "p" in a]
+    assert [a["config"] for a in tested] == ["no_s1", "no_s2"]
+    assert [a["p_holm"] for a in tested] == pytest.approx(holm_bonferroni([a["p"] for a in tested]))
+    assert "p / p (Holm)" in render(d, "sage-core", list(base))
