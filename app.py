@@ -80,8 +80,9 @@ def _run_section(ls) -> None:
         def tick(i: int, n: int, bar=bar, cfg=cfg) -> None:
             bar.progress(min(1.0, i / max(n, 1)), text=f"{runs.CONFIG_LABELS[cfg]}: {i}/{n} turns")
 
-        res = runs.run(ls, cfg, backend, progress=tick)
-        bar.progress(1.0, text=f"{res.label}: done in {res.seconds:.1f} s")
+        with guard():  # one configuration failing (e.g. no LLM endpoint) does not stop the others
+            res = runs.run(ls, cfg, backend, progress=tick)
+            bar.progress(1.0, text=f"{res.label}: done in {res.seconds:.1f} s")
 
 
 def _results_section(ls) -> None:

@@ -80,7 +80,7 @@ with guard():
         st.session_state["rc_cov"] = min(levels, key=lambda x: abs(x - want))
     if st.session_state.get("rc_cov") not in levels:
         st.session_state["rc_cov"] = min(levels, key=lambda x: abs(x - 0.8))
-    cov = st.select_slider("Coverage", levels, key="rc_cov", format_func=lambda x: f"{x:.0%}")
+    cov = st.select_slider("Coverage", levels, key="rc_cov", format_func=lambda x: f"{round(x * n)}/{n} ({x:.0%})")
     dec = coverage.declined(ls, res, cov)
     st.markdown(f"Keeping **{round(cov * n)} of {n}** turns; **{len(dec)}** declined "
                 f"(click a point on the chart to choose a coverage).")
