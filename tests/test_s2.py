@@ -1,0 +1,120 @@
+"""S2 offline backend (span grounding + MiniLM): decisions on extracted / un-annotated evidence."""
+from __future__ import annotations
+
+import pytest
+
+from sage_core.cascade import CascadeConfig, Evaluator
+from sage_core.s2_backends import OfflineBackend, embed
+from sage_core.types import AgentAct, Decision, Stage, UserValue
+from tests.test_compiler import REGISTRY, make_turn
+
+
+@pytest.fixture(scope="session")
+def ev():
+    e = Evaluator(REGISTRY, CascadeConfig.named("sage-core", s2_backend="offline"))
+    embed(["warm up"])  # MiniLM loads once per session (module-level cache)
+    return e
+
+
+def finals(ev, turn):
+    v = ev.evaluate_turn(turn)
+    return v, {(t.criterion.type.value, t.criterion.args.get("slot")): t for t in v.traces}
+
+
+def test_backend_name_says_what_ran(ev):
+    assert ev.s2_backend_name == "offline: span grounding + all-MiniLM-L6-v2"
+
+
+def text_only(user, agent, before, after, history=()):
+    return make_turn(user, agent, before, after, None, None, list(history))
+
+
+def test_clean_text_only_turn_passes_with_paraphrased_values(ev):
+    t = text_only("Two people at 7 in the evening, please.", "Which restaurant would you like?",
+                  {"location": "San Jose"}, {"location": "San Jose", "time": "19:00", "number_of_seats": "2"},
+                  [("agent", "What time, and how many people?")])
+    v, f = finals(ev, t)
+    assert f[("IUV", "time")].final.decision == Decision.FALSE
+    assert f[("IUV", "number_of_seats")].final.decision == Decision.FALSE
+    assert f[("UV", "time")].final.decision == Decision.FALSE and f[("UV", "number_of_seats")].final.decision \
+        == Decision.FALSE
+    assert v.label.value == "acceptable"
+    # S1 was tried first and abstained on the extracted evidence; S2 decided
+    tr = f[("IUV", "time")]
+    assert [a.stage for a in tr.attempts] == [Stage.S1, Stage.S2] and tr.attempts[0].decision == Decision.ABSTAIN
+    assert tr.final.stage == Stage.S2
+
+
+def test_iuv_caught_from_text(ev):
+    t = text_only("Two people at 7 in the evening, please.", "Which restaurant would you like?",
+                  {"location": "San Jose"}, {"location": "San Jose", "number_of_seats": "2"},
+                  [("agent", "What time, and how many people?")])
+    v, f = finals(ev, t)
+    assert f[("IUV", "time")].final.decision == Decision.TRUE and f[("IUV", "time")].final.stage == Stage.S2
+    assert v.label.value == "failure"
+
+
+def test_uv_unsupported_value_caught_and_history_offer_supported(ev):
+    hist = [("user", "Find me a Thai place in San Jose."), ("agent", "How about Sushi Taro in San Jose?")]
+    ok = text_only("Yes, that one.", "Shall I book a table?", {"location": "San Jose"},
+                   {"location": "San Jose", "restaurant_name": "Sushi Taro"}, hist)
+    _, f = finals(ev, ok)
+    assert f[("UV", "restaurant_name")].final.decision == Decision.FALSE  # offer accepted from history
+    bad = text_only("Yes, that one.", "Shall I book a table?", {"location": "San Jose"},
+                    {"location": "San Jose", "restaurant_name": "Golden Dragon"}, hist)
+    v, f = finals(ev, bad)
+    assert f[("UV", "restaurant_name")].final.decision == Decision.TRUE
+    uv = [r for r in v.repairs if r.type.value == "UV"]
+    assert uv[0].message == "remove/replace value 'Golden Dragon' of slot restaurant_name, not supported by history"
+
+
+def test_uv_typed_value_paraphrase_not_fired(ev):
+    t = text_only("Make it for the 8th at half past 6 pm.", "Which city?", {},
+                  {"date": "2019-03-08", "time": "18:30"})
+    _, f = finals(ev, t)
+    assert f[("UV", "date")].final.decision == Decision.FALSE and f[("UV", "time")].final.decision == Decision.FALSE
+    t2 = text_only("Make it for the 8th at half past 6 pm.", "Which city?", {},
+                   {"date": "2019-03-09", "time": "18:30"})
+    _, f2 = finals(ev, t2)
+    assert f2[("UV", "date")].final.decision == Decision.TRUE
+
+
+def test_wnf_and_pc_from_text_cues(ev):
+    st = {"location": "San Jose", "restaurant_name": "Sushi Taro"}
+    t = text_only("Thanks.", "Which city would you like to eat in?", st, st)
+    v, f = finals(ev, t)
+    assert f[("WNF", "location")].final.decision == Decision.TRUE and f[("WNF", "location")].final.stage == Stage.S2
+    pc = text_only("Sushi Taro please.", "Great, I have booked your table at Sushi Taro.", {"location": "San Jose"},
+                   {"location": "San Jose", "restaurant_name": "Sushi Taro"})
+    v, f = finals(ev, pc)
+    assert f[("PC", None)].final.decision == Decision.TRUE and f[("PC", None)].criterion.args["missing"] == ["time"]
+    ok = text_only("At 7 pm.", "Please confirm: Sushi Taro in San Jose at 7 pm.", st, {**st, "time": "7 pm"},
+                   [("agent", "What time?")])
+    v, f = finals(ev, ok)
+    assert f[("PC", None)].final.decision == Decision.FALSE and v.label.value == "acceptable"
+
+
+def test_minilm_paraphrase_check_on_written_value(ev):
+    same = make_turn("I feel like sci-fi.", "Okay.", {}, {"category": "science fiction"},
+                     [UserValue("category", "sci-fi")], [AgentAct("REQUEST", "location")])
+    _, f = finals(ev, same)
+    tr = f[("IUV", "category")]
+    assert tr.attempts[0].decision == Decision.ABSTAIN and tr.final.stage == Stage.S2
+    assert tr.final.decision == Decision.FALSE
+    other = make_turn("I feel like Mexican.", "Okay.", {}, {"category": "Sushi"},
+                      [UserValue("category", "Mexican")], [AgentAct("REQUEST", "location")])
+    _, f = finals(ev, other)
+    assert f[("IUV", "category")].final.decision == Decision.TRUE
+
+
+def test_margins_on_minus_one_to_one_and_tau_abstains():
+    b = OfflineBackend(tau=0.2)
+    scores = b.score_pairs([("sci-fi", "science fiction"), ("Mexican", "Sushi"), ("Japanese", "Korean")], "para")
+    assert scores[0] > 0.2 and scores[1] < -0.2 and all(-1 <= s <= 1 for s in scores)
+    strict = Evaluator(REGISTRY, CascadeConfig.named("sage-core", tau=0.99))
+    t = make_turn("I feel like sci-fi.", "Okay.", {}, {"category": "sci fi movies"},
+                  [UserValue("category", "sci-fi")], [AgentAct("REQUEST", "location")])
+    v = strict.evaluate_turn(t)
+    tr = [x for x in v.traces if x.criterion.type.value == "IUV"][0]
+    assert tr.final.decision in (Decision.FALSE, Decision.ABSTAIN)
+    assert all(a.margin <= 1.0 for a in tr.attempts)
