@@ -158,31 +158,35 @@ def next_turn_for(audit: AuditRef, annotator: str, db: DB = None) -> Optional[Qu
             return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload,
                              _draft(s, a.id, t.turn_id, ann), True)
         cutoff = _cutoff(a)
-        seats = s.exec(select(Seat).where(Seat.audit_id == a.id)).all()
         taken: dict[str, int] = {}
         free: set[str] = set()
         mine: set[str] = set()
-        for seat in seats:
-            if seat.annotator_id == ann.id:
-                mine.add(seat.turn_id)
-            elif seat.annotator_id is None or (seat.submitted_at is None and seat.claimed_at is not None
-                                               and seat.claimed_at < cutoff):
-                free.add(seat.turn_id)
+        for tid, holder, claimed, submitted in s.exec(
+                select(Seat.turn_id, Seat.annotator_id, Seat.claimed_at, Seat.submitted_at)
+                .where(Seat.audit_id == a.id)).all():
+            if holder == ann.id:
+                mine.add(tid)
+            elif holder is None or (submitted is None and claimed is not None and claimed < cutoff):
+                free.add(tid)
             else:
-                taken[seat.turn_id] = taken.get(seat.turn_id, 0) + 1
-        done = set(s.exec(select(LabelEvent.turn_id).where(
-            LabelEvent.audit_id == a.id, LabelEvent.annotator_id == ann.id,
-            LabelEvent.kind == "submit")).all())
+                taken[tid] = taken.get(tid, 0) + 1
         skipped: dict[str, int] = {}
-        for tid, ev_id in s.exec(select(LabelEvent.turn_id, LabelEvent.id).where(
+        done: set[str] = set()
+        for tid, kind, ev_id in s.exec(select(LabelEvent.turn_id, LabelEvent.kind, LabelEvent.id).where(
                 LabelEvent.audit_id == a.id, LabelEvent.annotator_id == ann.id,
-                LabelEvent.kind == "skip")).all():
-            skipped[tid] = max(skipped.get(tid, 0), ev_id)
-        turns = s.exec(select(AuditTurn).where(AuditTurn.audit_id == a.id)).all()
-        cands = [t for t in turns if t.turn_id in free and t.turn_id not in mine and t.turn_id not in done]
-        cands.sort(key=lambda t: (skipped.get(t.turn_id, 0), -taken.get(t.turn_id, 0), t.position, t.id))
-        for t in cands:
-            if _try_claim(s, a, t.turn_id, ann) is not None:
+                LabelEvent.kind.in_(("submit", "skip")))).all():
+            if kind == "submit":
+                done.add(tid)
+            else:
+                skipped[tid] = max(skipped.get(tid, 0), ev_id)
+        free -= mine | done
+        order = s.exec(select(AuditTurn.turn_id, AuditTurn.position, AuditTurn.id)
+                       .where(AuditTurn.audit_id == a.id)).all()
+        cands = sorted((r for r in order if r[0] in free),
+                       key=lambda r: (skipped.get(r[0], 0), -taken.get(r[0], 0), r[1], r[2]))
+        for tid, _, _ in cands:
+            if _try_claim(s, a, tid, ann) is not None:
+                t = _audit_turn(s, a.id, tid)
                 return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload,
                                  _draft(s, a.id, t.turn_id, ann), False)
         return None
