@@ -425,6 +425,13 @@ def run(args) -> int:
         if ev.name in baselines or ev.name in configs:
             raise SageInputError(f"evaluator name '{ev.name}' is used twice", file=path, field="evaluator")
         baselines[ev.name] = ev
+    variants = {}  # SGD-X: remap up front so a schema mismatch fails before any evaluation
+    if args.sgdx_dir:
+        from .loaders.sgd import remap_turns, sgdx_slot_map
+        from .workflow import load_sgd_schema
+        for schema_path in sgdx_variants(args.sgdx_dir):
+            vreg = load_sgd_schema(schema_path)
+            variants[schema_path.parent.name] = (vreg, remap_turns(turns, sgdx_slot_map(registry, vreg), vreg))
     sage, verdicts, backend_name = {}, {}, None
     for cfg in configs:
         try:
@@ -440,15 +447,11 @@ def run(args) -> int:
         notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn, "
                      "first run includes model loading).")
     sgdx = None
-    if args.sgdx_dir:
-        from .loaders.sgd import remap_turns, sgdx_slot_map
-        from .workflow import load_sgd_schema
+    if variants:
         sgdx = {}
-        for schema_path in sgdx_variants(args.sgdx_dir):
-            vreg = load_sgd_schema(schema_path)
-            vturns = remap_turns(turns, sgdx_slot_map(registry, vreg), vreg)
+        for name, (vreg, vturns) in variants.items():
             vs, _, _ = run_sage(vturns, vreg, primary, backend)
-            sgdx[schema_path.parent.name] = from_turn_verdicts(primary, vs)
+            sgdx[name] = from_turn_verdicts(primary, vs)
     data = build_report(turns, sage, baselines, primary=primary, sgdx=sgdx, s2_backend=backend_name,
                         n_resamples=args.n_resamples, seed=args.seed,
                         cluster_by_dialogue=args.cluster_by_dialogue, notes=notes)
