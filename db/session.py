@@ -18,6 +18,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, TypeVar, Union
 
@@ -40,7 +41,7 @@ INTEGRITY_ATTEMPTS = 4  # a unique-key race resolves on the next read; more mean
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
-_initialised: set[int] = set()
+_initialised: "weakref.WeakSet[Engine]" = weakref.WeakSet()  # engines whose tables exist
 
 
 def database_url(url: Optional[str] = None) -> str:
@@ -92,14 +93,16 @@ def get_engine(db: DB = None) -> Engine:
             engine = _engines.get(url)
             if engine is None:
                 engine = _engines[url] = make_engine(url)
-    if id(engine) not in _initialised:
+    if engine not in _initialised:
         init_db(engine)
     return engine
 
 
 def init_db(db: DB = None) -> Engine:
     """Create the tables if they do not exist (idempotent, retried on lock)."""
-    engine = db if isinstance(db, Engine) else make_engine(database_url(db))
+    if not isinstance(db, Engine):
+        return get_engine(db)  # the cached engine for this URL, initialised once
+    engine = db
 
     def _create() -> None:
         SQLModel.metadata.create_all(engine)
@@ -113,7 +116,7 @@ def init_db(db: DB = None) -> Engine:
             if attempt == RETRY_ATTEMPTS - 1 or not (is_retryable(exc) or isinstance(exc, IntegrityError)):
                 raise
             time.sleep(_delay(attempt))
-    _initialised.add(id(engine))
+    _initialised.add(engine)
     return engine
 
 
