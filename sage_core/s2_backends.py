@@ -367,7 +367,8 @@ class NLIBackend(GroundingBackend):
         return self
 
     def paraphrase_margin_pair(self, a: str, b: str, slot_desc: str) -> tuple[str, str]:
-        return (f"The {slot_desc.rstrip('.').lower()} is {a}.", f"The {slot_desc.rstrip('.').lower()} is {b}.")
+        d = re.sub(r"^(the|a|an)\s+", "", slot_desc.strip().rstrip(".").lower())
+        return (f"The {d} is {a}.", f"The {d} is {b}.")
 
     def score_pairs(self, pairs: list[tuple[str, str]], kind: str) -> list[float]:
         todo = [p for p in pairs if p not in self._cache]
