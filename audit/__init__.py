@@ -14,6 +14,7 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
     assignment.submit_label(info.id, "alice", item.turn_id, "failure", "IUV", db=url)      # QuotaFullError
     assignment.skip_turn(info.id, "alice", item.turn_id, db=url)  # seat released, turn returns later
     assignment.progress(info.id, "alice", db=url)                 # Progress counts
+    assignment.annotator_labels(info.id, "alice") / open_turn(info.id, "alice", turn_id)  # review, then submit again to change
     db.label_history(info.id, turn_id=..., db=url)                # every change, old -> new
 
     # 3. analyse
@@ -31,4 +32,5 @@ Nothing here imports streamlit; there is no delete API (labels are append-only).
 """
 from . import agreement, assignment, consensus, dialogue_view, evaluators, exports, sampling, weights  # noqa: F401
 from .assignment import (QueueItem, Progress, create_audit_from_sample, get_draft, next_turn_for,  # noqa: F401
+                         open_turn,
                          progress, save_draft, skip_turn, submit_label)

@@ -43,6 +43,7 @@ class QueueItem:
     payload: dict  # blind: history, user, agent, states, acts; no gold, no verdicts
     draft: Optional[LabelRecord]  # the autosaved draft to restore, or None
     resumed: bool  # True when this is the annotator's own unfinished turn
+    current: Optional[LabelRecord] = None  # the annotator's submitted label (``open_turn`` only)
 
 
 @dataclass(frozen=True)
@@ -268,6 +269,19 @@ def skip_turn(audit: AuditRef, annotator: str, turn_id: str, db: DB = None) -> N
     run_write(db, _fn)
 
 
+def open_turn(audit: AuditRef, annotator: str, turn_id: str, db: DB = None) -> QueueItem:
+    """A turn the annotator already labelled (to review or change it): blind payload, draft, current label."""
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        t = _audit_turn(s, a.id, turn_id)
+        ann = annotator_row(s, annotator, create=False)
+        if ann is None:
+            return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload, None, False, None)
+        cur = latest_submit(s, a.id, turn_id, ann.id)
+        return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload, _draft(s, a.id, turn_id, ann),
+                         False, _record(cur, ann.name) if cur is not None else None)
+
+
 def annotator_labels(audit: AuditRef, annotator: str, db: DB = None) -> dict[str, LabelRecord]:
     """turn_id -> this annotator's current (latest submitted) label, for review/editing."""
     from db.repository import current_labels
@@ -315,4 +329,4 @@ def progress(audit: AuditRef, annotator: Optional[str] = None, db: DB = None) ->
 
 
 __all__ = ["blind_payload", "turn_index", "create_audit_from_sample", "QueueItem", "Progress", "next_turn_for", "save_draft", "get_draft", "submit_label",
-           "skip_turn", "annotator_labels", "progress"]
+           "skip_turn", "open_turn", "annotator_labels", "progress"]

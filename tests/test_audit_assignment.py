@@ -99,3 +99,13 @@ def test_progress_counts(db_url):
     assert p.per_annotator == {"alice": 2, "bob": 1}
     assert (p.mine_submitted, p.mine_remaining) == (1, 3)
     assert asg.annotator_labels("audit-1", "alice", db=db_url)["t1"].failure_class == "WNF"
+
+
+def test_open_turn_shows_own_current_label_and_pending_change(db_url):
+    make_audit(db_url, n=2)
+    asg.submit_label("audit-1", "alice", "t1", "failure", "UV", db=db_url)
+    asg.save_draft("audit-1", "alice", "t1", "acceptable", None, "rethinking", db=db_url)
+    it = asg.open_turn("audit-1", "alice", "t1", db=db_url)
+    assert it.current.failure_class == "UV" and it.draft.note == "rethinking"
+    assert "gold_label" not in it.payload and it.payload["agent"] == "reply 1"
+    assert asg.open_turn("audit-1", "nobody", "t1", db=db_url).current is None
