@@ -14,7 +14,7 @@ from itertools import combinations
 from typing import Mapping, Optional
 
 from .consensus import AuditLabels, is_failure
-from .evaluators import to_binary
+from .evaluators import split_verdicts, to_binary
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ def audit_dialogue_view(labels: AuditLabels, evaluators: Optional[Mapping[str, M
     order = {t.turn_id: (t.dialogue_id, t.turn_index) for t in labels.turns}
     sources: dict[str, dict[str, int]] = {
         n: {t: int(is_failure(r.label)) for t, r in by.items()} for n, by in labels.by_annotator.items()}
-    for n, lab in (evaluators or {}).items():
-        sources[n] = {t: v for t, v in to_binary(lab, n).items() if t in order}
+    for n, e in (evaluators or {}).items():
+        sources[n] = {t: v for t, v in to_binary(split_verdicts(e)[0], n).items() if t in order}
     rows = first_failures(order, sources)
     return rows, first_failure_agreement(rows)
 

@@ -83,8 +83,24 @@ def _gold_failures(labels: Optional[AuditLabels]) -> Optional[dict[str, bool]]:
     return g or None
 
 
+def _evaluator_category(label: str, cls, human: str) -> str:
+    """The evaluator's category; with several fired classes it matches if the human class is among them."""
+    if label != "failure":
+        return "acceptable"
+    if isinstance(cls, (list, tuple, set)):
+        cls = human if human in cls else (sorted(cls)[0] if cls else None)
+    return level_value("failure", cls, "category")
+
+
+def split_verdicts(evaluator) -> tuple[dict, Optional[dict]]:
+    """(labels, classes) from a dict turn_id -> label or a ``sage_core.verdict_io.EvaluatorVerdicts``."""
+    if hasattr(evaluator, "labels") and not isinstance(evaluator, Mapping):
+        return dict(evaluator.labels), (dict(evaluator.classes) if getattr(evaluator, "classes", None) else None)
+    return dict(evaluator), None
+
+
 def score_evaluator(name: str, consensus: Consensus, labels: Mapping[str, str],
-                    classes: Optional[Mapping[str, Optional[str]]] = None, exclude_class: Optional[str] = None,
+                    classes: Optional[Mapping[str, object]] = None, exclude_class: Optional[str] = None,
                     audit_labels: Optional[AuditLabels] = None, n_resamples: int = 2000, seed: int = 0
                     ) -> EvaluatorReport:
     """Score one evaluator on the consensus set (see the module docstring)."""
@@ -126,8 +142,7 @@ def score_evaluator(name: str, consensus: Consensus, labels: Mapping[str, str],
 
     cat_agree = None
     if classes is not None and consensus.level == "category":
-        ev_cat = [level_value(evaluator_raw[t] if evaluator_raw[t] != "undecided" else "acceptable",
-                              classes.get(t), "category") for t in tids]
+        ev_cat = [_evaluator_category(evaluator_raw[t], classes.get(t), consensus.labels[t]) for t in tids]
         hum = [consensus.labels[t] for t in tids]
         cat_agree = {"unweighted": ag.raw_agreement(hum, ev_cat),
                      "weighted": ag.raw_agreement(hum, ev_cat, weights=w)}
@@ -139,10 +154,17 @@ def compare_evaluators(consensus: Consensus, evaluators: Mapping[str, Mapping[st
                        classes: Optional[Mapping[str, Mapping[str, Optional[str]]]] = None,
                        exclude_class: Optional[str] = None, audit_labels: Optional[AuditLabels] = None,
                        n_resamples: int = 2000, seed: int = 0) -> dict[str, EvaluatorReport]:
-    """``score_evaluator`` for every evaluator (name -> labels), same seed for all."""
-    return {n: score_evaluator(n, consensus, lab, (classes or {}).get(n), exclude_class, audit_labels,
-                               n_resamples, seed)
-            for n, lab in evaluators.items()}
+    """``score_evaluator`` for every evaluator, same seed for all.
+
+    ``evaluators``: name -> dict turn_id -> label, or name -> ``EvaluatorVerdicts`` (from
+    ``sage_core.verdict_io.read_evaluator_verdicts`` / ``from_turn_verdicts``; its classes are used).
+    """
+    out = {}
+    for n, e in evaluators.items():
+        lab, cls = split_verdicts(e)
+        cls = (classes or {}).get(n, cls)
+        out[n] = score_evaluator(n, consensus, lab, cls, exclude_class, audit_labels, n_resamples, seed)
+    return out
 
 
 def sage_vs_best_baseline(consensus: Consensus, sage: Mapping[str, str],
@@ -154,8 +176,8 @@ def sage_vs_best_baseline(consensus: Consensus, sage: Mapping[str, str],
     """
     from sage_core.statistics import paired_bootstrap
 
-    preds = {"__sage__": to_binary(sage, "sage")}
-    preds.update({n: to_binary(b, n) for n, b in baselines.items()})
+    preds = {"__sage__": to_binary(split_verdicts(sage)[0], "sage")}
+    preds.update({n: to_binary(split_verdicts(b)[0], n) for n, b in baselines.items()})
     tids = [t for t in consensus.labels if all(t in p for p in preds.values())]
     if not tids:
         raise ValueError("no consensus turn is labelled by SAGE and every baseline")
@@ -166,5 +188,5 @@ def sage_vs_best_baseline(consensus: Consensus, sage: Mapping[str, str],
                             clusters=np.array([consensus.clusters.get(t, t) for t in tids]))
 
 
-__all__ = ["EVALUATOR_LABELS", "to_binary", "EvaluatorDisagreement", "EvaluatorReport", "score_evaluator",
+__all__ = ["EVALUATOR_LABELS", "to_binary", "EvaluatorDisagreement", "EvaluatorReport", "split_verdicts", "score_evaluator",
            "compare_evaluators", "sage_vs_best_baseline"]

@@ -58,7 +58,8 @@ def results_csv(audit: AuditRef, db: DB = None, evaluators: Optional[Mapping[str
     labels = load_audit_labels(audit, db=db)
     cons = build_consensus(labels, level)
     disagreed = {d.turn_id for d in cons.disagreements}
-    evaluators = evaluators or {}
+    from .evaluators import split_verdicts
+    evaluators = {n: split_verdicts(e)[0] for n, e in (evaluators or {}).items()}
     header = ["turn_id", "dialogue_id", "turn_index", "corpus", "stratum", "inclusion_prob", "weight",
               "gold_label", "gold_class"]
     for k in (1, 2):

@@ -276,3 +276,19 @@ def test_annotators_get_blind_turns(sqlite_url):
     assert item.payload["agent"].startswith("agent ") and item.payload["workflow"] == "Svc_1:Book"
     stored = {t.turn_id: t for t in __import__("db").audit_turns(info.id, db=sqlite_url)}
     assert stored[item.turn_id].turn_index == int(item.turn_id[1:]) % 4
+
+
+def test_evaluator_verdict_files_are_accepted_with_their_classes(labelled):
+    from sage_core.verdict_io import EvaluatorVerdicts
+    url, clean, _ = labelled
+    c = cs.build_consensus(cs.load_audit_labels("a1", db=url), "category")
+    sage = _sage(clean)
+    classes = {"t5": ["WNF"], "t9": ["IUV", "PC"], "t1": ["IUV"], clean[0]: ["UV"], clean[1]: ["UV"]}
+    vf = EvaluatorVerdicts(name="sage-core", labels=sage, classes=classes)
+    rep = ev.compare_evaluators(c, {"sage-core": vf}, n_resamples=100)["sage-core"]
+    assert rep.prf["unweighted"]["f1"] == pytest.approx(2 / 3)
+    # category level: t5 WNF ok, t9 PC among fired classes ok, t10 missed, clean[1] wrong,
+    # clean[2] (undecided) and clean[3] acceptable ok -> 4 / 6
+    assert rep.category_agreement["unweighted"] == pytest.approx(4 / 6)
+    res = list(csv.DictReader(io.StringIO(exports.results_csv("a1", db=url, evaluators={"sage-core": vf}))))
+    assert {r["turn_id"]: r["evaluator:sage-core"] for r in res}["t10"] == "acceptable"
