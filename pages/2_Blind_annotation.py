@@ -118,7 +118,9 @@ with guard():
         st.info("No audit yet: create one from the current slice above.")
         st.stop()
     names = [a.name for a in audits]
-    audit = st.selectbox("Audit", names, index=len(names) - 1, key="ann_audit")
+    if st.session_state.get("ann_audit") not in names:
+        st.session_state["ann_audit"] = names[-1]
+    audit = st.selectbox("Audit", names, key="ann_audit")
 
     prog = assignment.progress(audit, me)
     mine_total = (prog.mine_submitted or 0) + (prog.mine_remaining or 0)

@@ -12,9 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from audit import consensus as cons
+from audit import evaluators as evaluators_mod
+from audit import exports
 from db import list_audits
-from sage_core.verdict_io import from_turn_verdicts, parse_evaluator_verdicts
-from ui import runs, scoring
+from sage_core.verdict_io import parse_evaluator_verdicts
+from ui import runs
 from ui.errors import guard
 from ui.session import current_slice
 
@@ -32,6 +34,18 @@ def _agreement_table(rep: dict) -> pd.DataFrame:
         rows.append({"statistic": label, "value": u.value, "95% CI low": u.lo, "95% CI high": u.hi,
                      "n": u.n, "IPW value": w.value, "IPW CI low": w.lo, "IPW CI high": w.hi})
     return pd.DataFrame(rows)
+
+
+def _report_row(rep) -> dict:
+    row = {"evaluator": rep.name, "n": rep.n, "precision": rep.prf["unweighted"]["precision"],
+           "recall": rep.prf["unweighted"]["recall"], "F1": rep.prf["unweighted"]["f1"],
+           "F1 CI low": rep.f1_ci[1], "F1 CI high": rep.f1_ci[2], "F1 (IPW)": rep.prf["weighted"]["f1"],
+           "kappa vs consensus": rep.kappa["unweighted"]}
+    if rep.prf_excluding is not None:
+        row[f"F1 excl. {rep.excluded_class}"] = rep.prf_excluding["unweighted"]["f1"]
+        row[f"F1 excl. {rep.excluded_class} (IPW)"] = rep.prf_excluding["weighted"]["f1"]
+    row["missing"] = len(rep.missing)
+    return row
 
 
 def _baselines() -> dict:
@@ -100,40 +114,60 @@ with guard():
 
     st.subheader("Evaluators on the consensus set")
     ls = current_slice()
-    evaluators = {f"SAGE {r.key}": from_turn_verdicts(f"SAGE {r.key}", r.verdicts) for r in runs.runs_for(ls)}
+    evaluators, classes = {}, {}
+    for r in runs.runs_for(ls):
+        name = f"SAGE {r.key}"
+        evaluators[name] = {v.turn_id: v.label.value for v in r.verdicts}
+        classes[name] = {v.turn_id: (v.fired_classes or [None])[0] for v in r.verdicts}
     if not evaluators:
         st.caption("No SAGE run on the current slice yet (run one on the home page).")
     baselines = _baselines()
-    evaluators.update(baselines)
-    classes = scoring.exclusion_classes(consensus, labels.turns)
+    for name, ev in baselines.items():
+        evaluators[name] = dict(ev.labels)
+        classes[name] = {t: c[0] for t, c in ev.classes.items() if c}
     exclude = st.selectbox("Also score excluding turns of class", ["(none)", "IUV", "WNF", "PC", "UV"],
-                           key="agr_exclude")
-    rows = scoring.f1_rows(evaluators, scoring.target(consensus, classes), "all consensus turns")
-    if exclude != "(none)":
-        rows += scoring.f1_rows(evaluators, scoring.target(consensus, classes, exclude), f"excluding {exclude}")
-    results = pd.DataFrame(rows)
-    if not results.empty:
+                           key="agr_exclude", disabled=level != "category",
+                           help="Needs the label + class comparison: the class is the humans' agreed class.")
+    exclude = None if exclude == "(none)" or level != "category" else exclude
+    unrelated = [n for n, lab in evaluators.items() if not any(t in lab for t in consensus.labels)]
+    for n in unrelated:
+        evaluators.pop(n)
+    if unrelated:
+        st.caption("No verdict on any consensus turn (another slice?): " + ", ".join(unrelated))
+    results = pd.DataFrame()
+    if evaluators:
+        reports = evaluators_mod.compare_evaluators(consensus, evaluators, classes=classes, exclude_class=exclude,
+                                                   audit_labels=labels, n_resamples=n_boot)
+        results = pd.DataFrame([_report_row(rep) for rep in reports.values()])
         st.dataframe(results, hide_index=True, key="agr_f1",
                      column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                    for c in ("precision", "recall", "F1", "F1 (IPW)") if c in results})
+                                    for c in results.columns if c not in ("evaluator", "n", "missing")})
 
     sage_names = [k for k in evaluators if k.startswith("SAGE ")]
+    baselines = {k: v for k, v in baselines.items() if k in evaluators}
+    pr = None
     if sage_names and baselines:
         pick = st.selectbox("SAGE configuration for the paired test", sage_names, key="agr_sage")
-        pr = scoring.sage_vs_baselines(evaluators[pick], baselines, scoring.target(consensus, classes),
-                                       n_resamples=n_boot)
-        if pr is None:
-            st.caption("The paired bootstrap needs SAGE and a baseline with verdicts on every consensus turn.")
-        else:
-            st.markdown(f"**Paired bootstrap** ({pr.n_resamples} dialogue resamples): F1({pick}) - "
-                        f"F1(best baseline = {pr.best_baseline}, chosen in {pr.best_share:.0%} of resamples) = "
-                        f"**{pr.delta:+.3f}** [{pr.lo:+.3f}, {pr.hi:+.3f}], p = {pr.p:.4f}")
-    elif sage_names:
+        try:
+            pr = evaluators_mod.sage_vs_best_baseline(consensus, evaluators[pick],
+                                                      {k: evaluators[k] for k in baselines if k in evaluators},
+                                                      n_resamples=n_boot)
+        except ValueError as exc:  # e.g. no consensus turn labelled by every evaluator
+            st.caption(f"Paired bootstrap not possible: {exc}")
+            pr = None
+    if sage_names and baselines and pr is not None:
+        st.markdown(f"**Paired bootstrap** ({pr.n_resamples} dialogue resamples): F1({pick}) - "
+                    f"F1(best baseline = {pr.best_baseline}, chosen in {pr.best_share:.0%} of resamples) = "
+                    f"**{pr.delta:+.3f}** [{pr.lo:+.3f}, {pr.hi:+.3f}], p = {pr.p:.4f}")
+    elif sage_names and not baselines:
         st.caption("Upload baseline verdicts to compare SAGE with the best baseline (paired bootstrap).")
 
-    d1, d2 = st.columns(2)
-    d1.download_button("Annotation sheet (CSV)", scoring.annotation_sheet(labels, consensus).to_csv(index=False),
-                       file_name=f"{audit}_annotations.csv", mime="text/csv", key="agr_dl_sheet")
-    out = pd.concat([agr.assign(section="agreement"), results.assign(section="evaluators")], ignore_index=True)
-    d2.download_button("Results (CSV)", out.to_csv(index=False), file_name=f"{audit}_results.csv",
-                       mime="text/csv", key="agr_dl_results")
+    st.subheader("Downloads")
+    d = st.columns(3)
+    d[0].download_button("Annotation sheet (blind, CSV)", exports.annotation_sheet_csv(audit),
+                         file_name=f"{audit}_annotation_sheet.csv", mime="text/csv", key="agr_dl_sheet")
+    d[1].download_button("Per-turn results (CSV)", exports.results_csv(audit, evaluators=evaluators, level=level),
+                         file_name=f"{audit}_results.csv", mime="text/csv", key="agr_dl_results")
+    scores = pd.concat([agr.assign(section="agreement"), results.assign(section="evaluators")], ignore_index=True)
+    d[2].download_button("Scores (CSV)", scores.to_csv(index=False), file_name=f"{audit}_scores.csv",
+                         mime="text/csv", key="agr_dl_scores")

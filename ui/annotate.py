@@ -1,25 +1,71 @@
 """Annotation helpers: the blind payload's history and creating an audit from the current slice.
 
-The sampling design (strata, seed, inclusion probabilities) is the audit
-module's; this only collects the parameters and reports what was created.
+The sampling design (strata, seed, inclusion probabilities) and the blind
+payload are the audit module's (``audit.sampling``, ``create_audit_from_sample``);
+this only collects the parameters. It reports the audit's name and size but
+not its strata, whose names are failure classes: the annotation page shows
+nothing derived from reference labels or verdicts.
 """
 from __future__ import annotations
 
-import importlib.util
-
 import streamlit as st
 
+from audit import sampling
+from audit.assignment import create_audit_from_sample
 from sage_core.types import Utterance
+
+from .errors import message
+from .session import peek_slice
+
+STRATA = {"slice labels (failure class or clean)": "gold", "latest SAGE run": "sage"}
 
 
 def history(payload: dict) -> list[Utterance]:
     return [Utterance(h.get("speaker", "?"), h.get("text", "")) for h in payload.get("history") or []]
 
 
+def sample_current_slice(name: str, per_stratum: int, seed: int, by: str = "gold"):
+    """Stratified, seeded sample of the current slice stored as a new audit (``db`` from settings)."""
+    from . import runs
+
+    ls = peek_slice()
+    key = sampling.gold_stratum
+    if by == "sage":
+        done = runs.runs_for(ls)
+        if not done:
+            raise ValueError("run SAGE on the home page first, or stratify by gold class")
+        key = sampling.labels_stratum({v.turn_id: v.label.value for v in done[-1].verdicts},
+                                      {v.turn_id: (v.fired_classes or [None])[0] for v in done[-1].verdicts})
+    sample = sampling.stratified_sample(ls.turns, int(per_stratum), key=key, seed=int(seed),
+                                        design={"slice": ls.name, "slice_hash": ls.content_hash,
+                                                "strata_by": by})
+    return create_audit_from_sample(name, sample)
+
+
+def _create() -> None:
+    s = st.session_state
+    try:
+        info = sample_current_slice(s.get("aud_name", ""), s.get("aud_n", 3), s.get("aud_seed", 0),
+                                    STRATA[s.get("aud_by", next(iter(STRATA)))])
+        s["aud_created"] = f"Created audit '{info.name}' with {info.n_turns} turns."
+        s["ann_audit"] = info.name
+    except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
+        s["aud_error"] = message(exc) if hasattr(exc, "detail") else f"Cannot create the audit: {exc}"
+
+
 def create_audit_section() -> None:
     """Expander: sample an audit from the slice loaded on the home page."""
     with st.expander("Create an audit from the current slice"):
-        if importlib.util.find_spec("audit.sampling") is None:
-            st.info("Audit sampling (audit.sampling) is not available in this checkout yet.")
-            return
-        st.info("audit.sampling found; creation form pending.")
+        ls = peek_slice()
+        st.caption(f"Current slice: {ls.name} ({len(ls.turns)} turns). Turns are drawn per stratum without "
+                   "replacement with a fixed seed; inclusion probabilities are stored for weighting.")
+        c = st.columns([2, 2, 1, 1])
+        c[0].text_input("Audit name", key="aud_name", placeholder="e.g. demo-audit-1")
+        c[1].selectbox("Strata", list(STRATA), key="aud_by")
+        c[2].number_input("Turns per stratum", 1, 500, 3, key="aud_n")
+        c[3].number_input("Seed", 0, 2**31 - 1, 0, key="aud_seed")
+        st.button("Create audit", key="aud_create", on_click=_create)
+        if "aud_error" in st.session_state:
+            st.error(st.session_state.pop("aud_error"))
+        if "aud_created" in st.session_state:
+            st.success(st.session_state.pop("aud_created"))

@@ -23,5 +23,10 @@ def current_slice() -> LoadedSlice:
     return st.session_state[KEY]
 
 
+def peek_slice() -> LoadedSlice:
+    """The current slice without storing anything in this session (for the blind annotation page)."""
+    return st.session_state.get(KEY) or _demo()
+
+
 def set_slice(ls: LoadedSlice) -> None:
     st.session_state[KEY] = ls

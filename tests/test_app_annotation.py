@@ -1,0 +1,138 @@
+"""Blind annotation page: sign-in, audit creation, draft autosave and resume, two annotators, blindness."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from audit import assignment, sampling
+from db import current_labels, list_audits
+from sage_core.types import Gold, TurnVerdict
+from ui.loading import load_demo
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 120
+PAGE = "pages/2_Blind_annotation.py"
+
+
+@pytest.fixture()
+def db_url(tmp_path, monkeypatch):
+    from sage_core.settings import get_settings
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    monkeypatch.setenv("SAGE_DATABASE_URL", url)
+    get_settings.cache_clear()
+    yield url
+    get_settings.cache_clear()
+
+
+def _session(name: str) -> AppTest:
+    """A fresh browser session opened directly on the annotation page, signed in as ``name``."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    at.switch_page(PAGE).run()
+    assert any(t.value == "Blind annotation" for t in at.title)
+    at.text_input(key="ann_name_input").set_value(name)
+    at.button(key="ann_sign_in").click().run()
+    assert not at.exception
+    return at
+
+
+def _create_audit(at: AppTest, name: str, n: int, seed: int) -> None:
+    at.text_input(key="aud_name").set_value(name)
+    at.number_input(key="aud_n").set_value(n)
+    at.number_input(key="aud_seed").set_value(seed)
+    at.button(key="aud_create").click().run()
+    assert not at.exception and not at.error
+
+
+def _shown_turn(at: AppTest) -> str:
+    head = next(m.value for m in at.markdown if m.value.startswith("#### Turn"))
+    return head.split("`")[1]
+
+
+def _page_text(at: AppTest) -> str:
+    """Everything the page writes, plus widget labels and values (not the option lists)."""
+    parts = []
+    for kind in ("markdown", "caption", "info", "success", "warning", "error", "title", "subheader", "toast"):
+        parts += [str(e.value) for e in getattr(at, kind) if not str(e.value).startswith("<style>")]
+    for w in list(at.radio) + list(at.selectbox) + list(at.text_area) + list(at.text_input):
+        parts += [str(w.label), str(w.value)]
+    return "\n".join(parts)
+
+
+def test_two_annotators_label_the_same_turn_and_it_persists(db_url):
+    alice = _session("alice")
+    _create_audit(alice, "demo-audit", 2, 7)
+    expected = sampling.stratified_sample(load_demo().turns, 2, seed=7)
+    audits = list_audits(db_url)
+    assert [a.name for a in audits] == ["demo-audit"] and audits[0].n_turns == len(expected)
+
+    tid = _shown_turn(alice)
+    assert tid in {s.turn.turn_id for s in expected.turns}
+    alice.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    alice.selectbox(key=f"ann_class::{tid}").set_value("IUV").run()
+    alice.text_area(key=f"ann_note::{tid}").set_value("party size dropped").run()
+    draft = assignment.get_draft("demo-audit", "alice", tid, db=db_url)
+    assert (draft.label, draft.failure_class, draft.note) == ("failure", "IUV", "party size dropped")
+    alice.button(key=f"ann_submit::{tid}").click().run()
+    assert not alice.exception and not alice.error
+    assert _shown_turn(alice) != tid  # moved on to the next turn
+
+    bob = _session("bob")  # second browser session, same process, same database
+    assert _shown_turn(bob) == tid  # turns with one label already are handed out first
+    bob.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
+    bob.button(key=f"ann_submit::{tid}").click().run()
+    assert not bob.exception
+
+    labels = current_labels("demo-audit", db=db_url)[tid]
+    assert (labels["alice"].label, labels["alice"].failure_class, labels["alice"].note) == \
+        ("failure", "IUV", "party size dropped")
+    assert (labels["bob"].label, labels["bob"].failure_class) == ("acceptable", None)
+    prog = assignment.progress("demo-audit", "bob", db=db_url)
+    assert prog.labels_submitted == 2 and prog.turns_complete == 1
+
+
+def test_draft_is_restored_when_the_annotator_comes_back(db_url):
+    first = _session("carol")
+    _create_audit(first, "resume-audit", 1, 3)
+    tid = _shown_turn(first)
+    first.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    first.text_area(key=f"ann_note::{tid}").set_value("check the date").run()
+
+    again = _session("carol")  # a new session: nothing but the database remembers the draft
+    assert _shown_turn(again) == tid
+    assert again.radio(key=f"ann_label::{tid}").value == "failure"
+    assert again.text_area(key=f"ann_note::{tid}").value == "check the date"
+    assert any("Resumed your autosaved draft" in c.value for c in again.caption)
+    assert not again.warning and not again.exception  # no widget default / session-state conflict
+    assert assignment.progress("resume-audit", "carol", db=db_url).mine_submitted == 0
+
+
+def test_page_shows_no_gold_and_no_verdict(db_url):
+    ls = load_demo()
+    at = _session("dave")
+    _create_audit(at, "blind-audit", 2, 1)
+    for _ in range(3):
+        tid = _shown_turn(at)
+        text = _page_text(at).lower()
+        for banned in ("gold", "verdict", "confidence", "margin", "fired", "criterion", "sage-core", "s1", "s2",
+                       "true positive", "false positive"):
+            assert banned not in text, (banned, tid)
+        gold = ls.by_id[tid].gold
+        if gold.failure_class:  # the class may only appear among the options of the class picker
+            assert f" {gold.failure_class.lower()} " not in f" {text} ".replace("\n", " ")
+        at.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
+        at.button(key=f"ann_submit::{tid}").click().run()
+    for key, value in at.session_state.items():
+        assert not isinstance(value, (Gold, TurnVerdict)), key
+        if dataclasses.is_dataclass(value):
+            assert "gold" not in repr(value).lower(), key
+
+
+def test_bad_audit_request_is_an_error(db_url):
+    at = _session("erin")
+    at.button(key="aud_create").click().run()  # no name
+    assert not at.exception
+    assert any("name" in e.value for e in at.error)
