@@ -161,3 +161,48 @@ def test_there_is_no_delete_api():
     import db.repository
     public = [n for m in (db, db.repository, asg, audit) for n in dir(m) if not n.startswith("_")]
     assert not [n for n in public if n.lower().startswith(("delete", "remove", "drop", "purge", "clear"))]
+
+
+def test_two_annotators_in_threads_of_one_app_process_both_land(db_url):
+    """Streamlit serves sessions from threads of one process sharing the cached engine."""
+    make_audit(db_url, n=60, name="threads")
+    errors = []
+
+    def work(who):
+        try:
+            while (it := asg.next_turn_for("threads", who, db=db_url)) is not None:
+                asg.save_draft("threads", who, it.turn_id, "failure", None, "typing", db=db_url)
+                asg.submit_label("threads", who, it.turn_id, "failure", "PC", db=db_url)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in ("alice", "bob")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors
+    labels = db.current_labels("threads", db=db_url)
+    assert len(labels) == 60 and all(set(v) == {"alice", "bob"} for v in labels.values())
+    assert db.count_events("threads", "draft", db=db_url) == 120
+
+
+def test_a_writer_killed_mid_transaction_leaves_no_trace_and_no_lock(tmp_path):
+    url = f"sqlite:///{tmp_path / 'kill.db'}"
+    make_audit(url)
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(REPO)!r})
+        from db.session import run_write
+        from sqlalchemy import text
+        def fn(s):
+            s.exec(text("INSERT INTO sage_annotator (name, created_at) VALUES ('ghost', '2026-01-01')"))
+            s.flush()
+            os._exit(7)  # dies holding the write lock, before commit
+        run_write({url!r}, fn)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 7, proc.stderr
+    dispose_all()
+    asg.submit_label("audit-1", "bob", "t0", "acceptable", db=url)  # the lock died with the process
+    assert [a.name for a in db.list_annotators(db=url)] == ["bob"]
