@@ -69,10 +69,4 @@ def weighted_prf(y_true: Sequence[int], y_pred: Sequence[int], weights: Optional
             "accuracy": _ratio(tp + tn, tp + tn + fp + fn), "tp": tp, "fp": fp, "fn": fn, "tn": tn}
 
 
-def both(fn, *args, weights: Optional[Sequence[float]] = None, **kwargs) -> dict[str, object]:
-    """``{"unweighted": fn(*args), "weighted": fn(*args, weights=w)}`` (weighted = unweighted if no w)."""
-    un = fn(*args, **kwargs)
-    return {"unweighted": un, "weighted": fn(*args, weights=weights, **kwargs) if weights is not None else un}
-
-
-__all__ = ["ipw", "weights_for", "estimated_population", "weighted_mean", "weighted_prf", "both"]
+__all__ = ["ipw", "weights_for", "estimated_population", "weighted_mean", "weighted_prf"]

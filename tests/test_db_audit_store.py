@@ -206,3 +206,26 @@ def test_a_writer_killed_mid_transaction_leaves_no_trace_and_no_lock(tmp_path):
     dispose_all()
     asg.submit_label("audit-1", "bob", "t0", "acceptable", db=url)  # the lock died with the process
     assert [a.name for a in db.list_annotators(db=url)] == ["bob"]
+
+
+def test_sqlite_write_transactions_take_the_write_lock_up_front(sqlite_url):
+    """BEGIN IMMEDIATE: a writer that first reads cannot be overtaken and then fail to upgrade."""
+    db.init_db(sqlite_url)
+    path = sqlite_url.removeprefix("sqlite:///")
+    seen = []
+
+    def fn(s):
+        s.exec(text("SELECT count(*) FROM sage_annotator")).all()  # only a read so far
+        other = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            seen.append("other got the lock")
+        except sqlite3.OperationalError as exc:
+            seen.append(str(exc))
+        finally:
+            other.close()
+
+    run_write(sqlite_url, fn)
+    assert seen == ["database is locked"]
+    with db.read_session(sqlite_url) as s:  # readers are never blocked (WAL)
+        assert s.exec(text("SELECT count(*) FROM sage_annotator")).one()[0] == 0
