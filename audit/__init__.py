@@ -17,7 +17,7 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
     assignment.annotator_labels(info.id, "alice") / open_turn(info.id, "alice", turn_id)  # review, then submit again to change
     db.label_history(info.id, turn_id=..., db=url)                # every change, old -> new
 
-    # 3. analyse
+    # 3. analyse (all at once: analysis.analyse_audit(info.id, {"sage-core": ..., "judge": ...}, sage="sage-core"))
     labels = consensus.load_audit_labels(info.id, db=url)
     cons = consensus.build_consensus(labels, level="category")    # .labels, .disagreements
     consensus.audit_agreement(labels)      # {"unweighted"|"weighted": {stat: Estimate(value, lo, hi, n)}}
@@ -30,7 +30,8 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
 
 Nothing here imports streamlit; there is no delete API (labels are append-only).
 """
-from . import agreement, assignment, consensus, dialogue_view, evaluators, exports, sampling, weights  # noqa: F401
+from . import agreement, analysis, assignment, consensus, dialogue_view, evaluators, exports, sampling, weights  # noqa: F401
 from .assignment import (QueueItem, Progress, create_audit_from_sample, get_draft, next_turn_for,  # noqa: F401
                          open_turn,
                          progress, save_draft, skip_turn, submit_label)
+from .analysis import AuditAnalysis, analyse_audit  # noqa: F401,E402

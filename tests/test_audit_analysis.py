@@ -292,3 +292,26 @@ def test_evaluator_verdict_files_are_accepted_with_their_classes(labelled):
     assert rep.category_agreement["unweighted"] == pytest.approx(4 / 6)
     res = list(csv.DictReader(io.StringIO(exports.results_csv("a1", db=url, evaluators={"sage-core": vf}))))
     assert {r["turn_id"]: r["evaluator:sage-core"] for r in res}["t10"] == "acceptable"
+
+
+def test_analyse_audit_bundles_everything(labelled):
+    from audit.analysis import analyse_audit
+    url, clean, _ = labelled
+    sage = _sage(clean)
+    mid = {**{t: "acceptable" for t in sage}, "t5": "failure"}
+    res = analyse_audit("a1", {"sage-core": sage, "mid": mid}, sage="sage-core", exclude_class="UV",
+                        n_resamples=300, db=url)
+    assert res.evaluators["sage-core"].prf["weighted"]["f1"] == pytest.approx(4 / 7)
+    assert res.paired.best_baseline == "mid"
+    assert res.agreement["weighted"]["raw_agreement"].value == pytest.approx(9 / 12)
+    assert len(res.consensus.disagreements) == 2 and res.dialogues
+    with pytest.raises(ValueError, match="not one of"):
+        analyse_audit("a1", {"mid": mid}, sage="sage-core", n_resamples=50, db=url)
+
+
+def test_analyse_audit_before_any_label(sqlite_url):
+    from audit.analysis import analyse_audit
+    s = sampling.stratified_sample([_turn(i) for i in range(8)], 2, seed=0)
+    asg.create_audit_from_sample("empty", s, db=sqlite_url)
+    res = analyse_audit("empty", {"x": {}}, db=sqlite_url)
+    assert res.agreement is None and res.evaluators == {} and res.consensus.n_pairs == 0
