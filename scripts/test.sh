@@ -16,5 +16,5 @@ if [ -z "${SAGE_TEST_POSTGRES_URL:-}" ] && [ -f scripts/start_postgres.sh ] && l
 fi
 python3 -m pytest -q "$@"
 rc=$?
-if [ -n "$PG_STARTED" ] && [ -n "${SAGE_PG_STOP:-}" ]; then eval "$SAGE_PG_STOP" >/dev/null 2>&1 || true; fi
+if [ -n "$PG_STARTED" ]; then bash scripts/start_postgres.sh stop >/dev/null 2>&1 || true; fi
 exit $rc
