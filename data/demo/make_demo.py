@@ -8,7 +8,7 @@ against the schema with the same code the app uses. Run
 
 The dialogues are our own, written for the demo. Five services, fifteen
 dialogues, clean turns and at least two failures of each class (IUV, WNF, PC,
-UV) with gold labels; dialogues ``pharm-*``, ``flight-003``, ``clinic-003`` and ``car-003`` carry no
+UV) with gold labels; dialogues ``pharm-*``, ``flight-003`` and ``car-003`` carry no
 ``user_values``/``agent_acts`` so the compiler's extraction path shows.
 """
 from __future__ import annotations
@@ -226,13 +226,14 @@ DIALOGUES = [
           [("CONFIRM", "patient_name", "Maria Lopez"), ("CONFIRM", "appointment_time", "10:30 am")]),
         T("Correct.", "Booked! You will get a reminder the day before.", [], [("NOTIFY_SUCCESS",)]),
     ]),
-    dialogue("clinic-003", "Clinic_1:BookAppointment", [
+    dialogue("clinic-003", "Clinic_1:BookAppointment", [  # a double-check annotated as REQUEST: SAGE's FP
         T("Can I see Dr. Nguyen on June 3 at 4 pm? The patient is Leo Park.",
           "Just to double-check: what time did you want, 4 pm?",
-          write={"doctor_name": "Dr. Nguyen", "appointment_date": "June 3", "appointment_time": "4 pm",
-                 "patient_name": "Leo Park"}),
-        T("Yes, 4 pm.", "Your appointment with Dr. Nguyen on June 3 at 4 pm is booked."),
-    ], annotated=False),
+          [("doctor_name", "Dr. Nguyen"), ("appointment_date", "June 3"), ("appointment_time", "4 pm"),
+           ("patient_name", "Leo Park")], [("REQUEST", "appointment_time")]),
+        T("Yes, 4 pm.", "Your appointment with Dr. Nguyen on June 3 at 4 pm is booked.",
+          [("appointment_time", "4 pm")], [("NOTIFY_SUCCESS",)]),
+    ]),
     dialogue("pharm-001", "Pharmacy_1:RefillPrescription", [
         T("I want to refill prescription RX-40213.", "Which pharmacy location should I send it to?",
           write={"prescription_id": "RX-40213"}),
