@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Optional
 
 from .errors import SageInputError
-from .extract import confirmation_cue, extract_agent_acts, extract_user_values, slot_keywords
-from .normalize import find_in_text, normalize, tokens_with_spans
+from .extract import (confirmation_cue, extract_agent_acts, extract_user_values, grounded_user_values,
+                      slot_keywords, bool_keywords)
+from .normalize import find_in_text, normalize, tokens, tokens_with_spans
 from .settings import get_settings
 from .types import AgentAct, Criterion, FailureClass, StateDiff, Turn, UserValue
 from .workflow import WorkflowSpec
@@ -47,9 +48,16 @@ def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct]) -> set
     value; the agent knows it exactly when its confirmation restates it.
     """
     out = {a.slot for a in acts if a.act == "CONFIRM" and a.slot and a.value}
+    agent_words = tokens(turn.agent)
     for slot, v in turn.state_after.items():
-        if v and str(v).strip() and slot in spec.slots and \
-                find_in_text(v, turn.agent, spec.slots[slot].value_type):
+        if not v or not str(v).strip() or slot not in spec.slots:
+            continue
+        vt = spec.slots[slot].value_type
+        if vt == "bool":  # "without insurance", "with outdoor seating"
+            kws = bool_keywords(spec, slot)
+            if any(w.startswith(k[:6]) for k in kws for w in agent_words):
+                out.add(slot)
+        elif find_in_text(v, turn.agent, vt):
             out.add(slot)
     return out
 
@@ -155,7 +163,8 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
     # PC: one per turn with a confirmation / success act
     confirms = [a for a in acts if a.act in CONFIRM_ACTS]
     if confirms:
-        known = info_state(turn, uvs)
+        # text-only turns: values s_t wrote that u_t expresses are user values too
+        known = info_state(turn, uvs if turn.user_values is not None else uvs + grounded_user_values(turn, spec))
         stated = stated_in_reply(turn, spec, acts)
         missing = [m for m in spec.missing_for_outcome(known) if m not in stated]
         cue = confirmation_cue(turn.agent)

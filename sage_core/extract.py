@@ -34,7 +34,8 @@ NAME_HINTS = {  # slot-name token -> extra words people use when asking for it
     "passengers": ("how many", "passengers", "people"), "adults": ("how many", "people", "adults", "guests"),
     "rooms": ("how many", "rooms"), "beds": ("bedrooms", "beds", "bed rooms"), "baths": ("bathrooms", "baths"),
     "amount": ("how much", "amount"), "receiver": ("who", "whom", "contact", "recipient"),
-    "contact": ("who", "whom", "contact"), "category": ("what kind", "what type", "cuisine", "category", "type of"),
+    "contact": ("who", "whom", "contact"), "type": ("what kind", "what type", "which type", "kind of"),
+    "category": ("what kind", "what type", "cuisine", "category", "type of"),
     "genre": ("genre", "what kind", "type of"), "airlines": ("airline",), "price": ("price", "budget", "cost"),
     "cuisine": ("cuisine", "food"), "stay": ("how long", "how many nights", "nights"),
     "length": ("how long", "nights", "days"), "origin": ("from where", "leaving from", "departing from", "origin"),
@@ -56,8 +57,8 @@ CONFIRM_CUES = [  # (regex, act, confidence)
     (r"\bplease confirm\b|\bcan you confirm\b|\bcould you confirm\b|\bto confirm\b|\blet me confirm\b|"
      r"\bconfirming\b|\bjust to verify\b|\bto verify\b|\bplease verify\b", "CONFIRM", 0.9),
     (r"\bis (?:that|this|everything) (?:correct|right|ok|okay)\b|\bdoes that sound right\b|\bcorrect\?", "CONFIRM", 0.8),
-    (r"\b(?:shall|should) i (?:go ahead and )?(?:book|reserve|make|schedule|buy|purchase|proceed|go ahead)\b",
-     "CONFIRM", 0.6),
+    (r"(?:^|[.!?]\s+)(?:(?:ok(?:ay)?|great|perfect|alright|so)[,.]?\s+)?(?:shall|should) i (?:go ahead and )?"
+     r"(?:book|reserve|make|schedule|buy|purchase|proceed|go ahead)\b", "CONFIRM", 0.6),
     (r"\b(?:i(?: have|'ve)|we(?: have|'ve)) (?:successfully )?(?:booked|reserved|scheduled|made|purchased|"
      r"bought|sent|set up|added|confirmed)\b", "NOTIFY_SUCCESS", 0.9),
     (r"\b(?:has|have) been (?:successfully )?(?:booked|reserved|made|scheduled|confirmed|placed|sent|"
@@ -87,20 +88,73 @@ def previous_agent_text(turn: Turn) -> str:
     return ""
 
 
+DIRECTION_HINTS = {  # slot-name prefixes that say which end of a trip a slot is
+    "from": ("leaving from", "departing from", "depart from", "departure city", "from where", "where from",
+             "leave from", "depart", "departing", "leaving", "starting from", "origin"),
+    "origin": ("leaving from", "departing from", "depart from", "from where", "where from", "depart", "origin"),
+    "to": ("where to", "going to", "headed to", "heading to", "destination", "travel to", "traveling to",
+           "going", "headed", "heading"),
+}
+OFFER_START = re.compile(r"^\s*(?:ok(?:ay)?[,.]?\s*|sure[,.]?\s*|great[,.]?\s*)?(how about|what about|would you like to "
+                         r"(?:book|reserve|buy|make|purchase|play|schedule|rent|share|try|hear|watch|go)|"
+                         r"do you like|i found|i have found|i've found|there (?:is|are)|does (?:that|this)|"
+                         r"is there anything|anything else|can i (?:help|assist|do)|shall i|should i|"
+                         r"would you (?:want|like) me)", re.I)
+YESNO_START = re.compile(r"^\s*(?:and\s+|also\s+|ok(?:ay)?[,.]?\s*)?(do|does|did|will|would|should|shall|are|is|"
+                         r"can|could)\s+(you|it|they|there)\b", re.I)
+
+
+def _own_tokens(slot: str) -> list[str]:
+    """Content words of a slot name; 'to'/'from' only steer direction hints, never match alone."""
+    raw = tokens(slot.replace("_", " "))
+    own = [t for t in raw if t not in STOP]
+    return own or [t for t in raw if t not in ("of", "the", "a", "an", "to", "from", "is", "has")]
+
+
+TYPE_LIKE = ("type", "category", "genre", "kind", "class")
+KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred)\s+(kind|type|sort|genre|category|style)s?"
+                     r"\s+of\b", re.I)
+
+
 def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
-    """Words that signal a request for ``slot``: its own name tokens (strong) and hints (weaker)."""
-    own = [t for t in tokens(slot.replace("_", " ")) if t not in STOP]
+    """Words that signal a request for ``slot``, weighted by how specific they are to it.
+
+    Own name tokens count 1.0 when no other slot of the service shares them
+    (``time`` in appointment_time) and 0.45 when shared (``appointment``);
+    hint words count 0.6, value-type hints ("when", "how many") 0.4.
+    """
+    shared: dict[str, int] = {}
+    for other in spec.slots:
+        for t in set(_own_tokens(other)):
+            shared[t] = shared.get(t, 0) + 1
     kws: dict[str, float] = {}
-    for t in own:
-        kws[t] = 1.0
+
+    def put(k: str, w: float) -> None:
+        if kws.get(k, 0.0) < w:
+            kws[k] = w
+    for t in _own_tokens(slot):
+        w = 1.0 if shared.get(t, 0) <= 1 else 0.45
+        put(t, w)
         if t.endswith("s") and len(t) > 3:
-            kws[t[:-1]] = 1.0
+            put(t[:-1], w)
         for h in NAME_HINTS.get(t, ()):
-            kws.setdefault(h, 0.7)
+            put(h, 0.6 if w == 1.0 else 0.4)
+    first = tokens(slot.replace("_", " "))[:1]
+    for h in DIRECTION_HINTS.get(first[0] if first else "", ()):
+        put(h, 0.8 if " " in h else 0.5)
     vt = spec.slots[slot].value_type if slot in spec.slots else "text"
     for h in TYPE_HINTS.get(vt, ()):
-        kws.setdefault(h, 0.5)
+        put(h, 0.4)
+    desc = spec.slots[slot].description if slot in spec.slots else ""
+    for t in tokens(desc):
+        if t not in STOP and len(t) > 3 and t not in ("whether", "user", "number", "name", "this", "that"):
+            put(t, 0.3)
     return sorted(kws.items())
+
+
+def bool_keywords(spec: WorkflowSpec, slot: str) -> list[str]:
+    """Words whose mention means the user talks about a yes/no slot (outdoor, laundry, insurance...)."""
+    return [k for k, w in slot_keywords(spec, slot) if w >= 0.6 and len(k) > 3 and " " not in k]
 
 
 def _phrase_in(phrase: str, words: list[str]) -> Optional[int]:
@@ -121,40 +175,60 @@ def confirmation_cue(text: str) -> Optional[tuple[str, float, Span]]:
     return best
 
 
+def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[str], bool_only: bool
+                    ) -> dict[str, tuple[float, Span]]:
+    toks = tokens_with_spans(sent)
+    words = [t for t, _, _ in toks]
+    kind_of = KIND_OF.search(sent)
+    scores: dict[str, tuple[float, Span, float]] = {}
+    for slot in candidates:
+        if bool_only and spec.slots[slot].value_type != "bool":
+            continue
+        total, span, best_w = 0.0, None, 0.0
+        if kind_of and any(t in TYPE_LIKE for t in tokens(slot.replace("_", " "))):
+            total, span, best_w = 1.0, (off + kind_of.start(), off + kind_of.end()), 1.0
+        for kw, w in slot_keywords(spec, slot):
+            i = _phrase_in(kw, words)
+            if i is None:
+                continue
+            total += w
+            if w > best_w:
+                n = len(kw.split())
+                best_w, span = w, (off + toks[i][1], off + toks[i + n - 1][2])
+        if span is not None and best_w >= 0.4:
+            prior = 1.0 if slot in spec.intent_slots else 0.5
+            scores[slot] = (min(total, 1.6) * prior, span, best_w)
+    return scores
+
+
 def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str]] = None
                     ) -> list[tuple[str, float, Span]]:
-    """Slots the agent asks for in ``text``: question sentences with a request cue and a slot keyword."""
+    """Slots the agent asks for in ``text``: request sentences (not offers or confirmations) naming the slot."""
     out: dict[str, tuple[float, Span]] = {}
     candidates = spec.intent_slots + [s for s in spec.slots if s not in spec.intent_slots]
     for sent, off in sentences(text):
-        if not (sent.rstrip().endswith("?") or re.search(r"\b(tell me|let me know|need|provide|specify)\b", sent, re.I)):
+        question = sent.rstrip().endswith("?")
+        if not (question or re.search(r"\b(tell me|let me know|need|provide|specify)\b", sent, re.I)):
             continue
-        if not REQUEST_CUES.search(sent) or confirmation_cue(sent):
+        if confirmation_cue(sent) or OFFER_START.search(sent):
             continue
-        toks = tokens_with_spans(sent)
-        words = [t for t, _, _ in toks]
+        yesno = bool(YESNO_START.search(sent)) and not REQUEST_CUES.search(sent)
+        if not yesno and not REQUEST_CUES.search(sent):
+            continue
         # a sentence that names a concrete state value is an offer/confirmation, not a request
         if state and any(v and len(v) > 2 and find_in_text(v, sent) for v in state.values()
                          if v.lower() not in ("true", "false", "dontcare")):
             continue
-        scores: dict[str, tuple[float, Span]] = {}
-        for slot in candidates:
-            best = None
-            for kw, w in slot_keywords(spec, slot):
-                i = _phrase_in(kw, words)
-                if i is not None and (best is None or w > best[0]):
-                    n = len(kw.split())
-                    best = (w, (off + toks[i][1], off + toks[i + n - 1][2]))
-            if best:
-                prior = 1.0 if slot in spec.intent_slots else 0.6
-                scores[slot] = (best[0] * prior, best[1])
+        scores = _score_sentence(sent, off, spec, candidates, bool_only=yesno)
         if not scores:
             continue
-        top = max(s for s, _ in scores.values())
-        keep = {k: v for k, v in scores.items() if v[0] >= top - 1e-9 or v[0] >= 0.7}
+        top = max(v[0] for v in scores.values())
+        keep = {k: v for k, v in scores.items() if v[0] >= max(0.6, 0.75 * top)}
         share = 1.0 if len(keep) <= 3 else 3.0 / len(keep)
-        for slot, (sc, sp) in keep.items():
-            conf = round(min(0.95, (0.35 + 0.5 * sc) * share), 3)
+        if len(keep) > 1 and all(v[2] < 1.0 for v in keep.values()):
+            share *= 0.7  # only shared words ("date" for two date slots): ambiguous
+        for slot, (sc, sp, _) in keep.items():
+            conf = round(min(0.9, (0.4 + 0.35 * min(sc, 1.3)) * share), 3)
             if slot not in out or out[slot][0] < conf:
                 out[slot] = (conf, sp)
     return sorted(((s, c, sp) for s, (c, sp) in out.items()), key=lambda x: x[2])
@@ -173,27 +247,75 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> li
     return acts
 
 
-def _is_question(text: str, span: Span) -> bool:
+def _sentence_of(text: str, span: Span) -> str:
     for sent, off in sentences(text):
         if off <= span[0] < off + len(sent):
-            return sent.rstrip().endswith("?")
-    return False
+            return sent
+    return ""
+
+
+ASKING = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me if|check if|"
+                    r"does|do they|is there|are there|can you tell|what about)\b|^\s*(do|does|is|are|can|could|will)\b",
+                    re.I)
+
+
+def _sentence_start(text: str, pos: int) -> int:
+    for sent, off in sentences(text):
+        if off <= pos < off + len(sent):
+            return off
+    return 0
+
+
+def _is_question(text: str, span: Span) -> bool:
+    """The mention sits in a question ("does it have laundry?"), so it asks rather than informs."""
+    sent = _sentence_of(text, span)
+    return sent.rstrip().endswith("?") and not re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I)
+
+
+COMMON_CAPS = set("""i i'm im i'd i'll i've yes no ok okay sure please thanks thank hi hello hey well also maybe
+actually make try something somewhere someplace anything anywhere preferably a an the what how can could would
+will find book search look get let it that this those these they there my me we our you your is are do does
+find please great good perfect nice cool awesome alright right fine and or but so then now just only one
+monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight january february march april
+may june july august september october november december""".split())
 
 
 def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
-    skip = {"I", "Im", "I'm", "Yes", "No", "Ok", "Okay", "Sure", "Please", "Thanks", "Thank", "Hi", "Hello"}
-    best = None
-    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:\s+(?:of|the|de|la|&)?\s*[A-Z][\w'&.-]*)*", text):
-        words = m.group(0).split()
-        while words and words[0].strip(".,") in skip:
+    """The single capitalised name in u_t (not a sentence-initial or common word), else None."""
+    runs = []
+    starts = {off + len(sent) - len(sent.lstrip()) for sent, off in sentences(text)}
+    busy = [sp for _, sp in iter_dates(text)] + [sp for _, sp in iter_times(text)]
+    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:\s+(?:of|the|de|la|&|and)?\s*[A-Z][\w'&.-]*)*", text):
+        words, pos = [], m.start()
+        for w in m.group(0).split():
+            pos = text.find(w, pos)
+            words.append((w, pos))
+            pos += len(w)
+        while words and (words[0][0].strip(".,!?").lower() in COMMON_CAPS or
+                         (words[0][1] in starts and len(words) == 1)):
             words = words[1:]
+        while words and words[-1][0].strip(".,!?").lower() in COMMON_CAPS | {"of", "the", "and", "&"}:
+            words = words[:-1]
         if not words:
             continue
-        val = " ".join(words).rstrip(".,")
-        start = text.find(val, m.start())
-        if best is None or len(val) > len(best[0]):
-            best = (val, (start, start + len(val)))
-    return best
+        a = words[0][1]
+        val = text[a:words[-1][1] + len(words[-1][0])].rstrip(".,!?")
+        if any(a < y and x < a + len(val) for x, y in busy):
+            continue
+        runs.append((val, (a, a + len(val))))
+    return runs[0] if len(runs) == 1 else None
+
+
+def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
+    """Values s_t wrote in this turn that u_t itself expresses: the tracker's reading of the user."""
+    out = []
+    for slot, v in turn.state_after.items():
+        if not v or turn.state_before.get(slot) == v or slot not in spec.slots:
+            continue
+        span = find_in_text(v, turn.user, spec.slots[slot].value_type)
+        if span:
+            out.append(UserValue(slot, v, span, 0.7))
+    return out
 
 
 def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> list[UserValue]:
@@ -242,36 +364,40 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
             raw = text[span[0]:span[1]]
             if _is_question(text, span):
                 continue
-            base = 0.75
+            base = 0.6
             if vt == "number":
                 after = text[span[1]:span[1] + 24].lower()
                 base = 0.75 if re.match(r"\s*(people|persons|person|of us|tickets?|seats?|rooms?|adults?|"
                                         r"passengers?|nights?|days?|beds?|bedrooms?|baths?|bathrooms?|guests?)",
                                         after) else 0.45
+            elif raw.lower() in ("today", "tonight", "tomorrow"):
+                base = 0.45  # "that's all for today" is no date answer unless one was asked
             for slot, conf in attribute(slots, base):
                 if slot not in found:
                     add(slot, raw, span, conf)
             if len(slots) > 1 and not any(s in asked for s in slots):
                 break
     # booleans: a slot keyword mentioned in a statement, or yes/no to a yes/no question about it
+    words = tokens(text)
     for slot in intent:
         sp = spec.slots[slot]
         if sp.value_type != "bool" or slot in found:
             continue
-        kws = [k for k, w in slot_keywords(spec, slot) if w >= 1.0 and len(k) > 3]
-        words = tokens(text)
-        hit = next((k for k in kws if any(w.startswith(k[:6]) for w in words)), None)
-        if hit:
-            idx = next(i for i, w in enumerate(words) if w.startswith(hit[:6]))
-            window = " ".join(words[max(0, idx - 4):idx])
-            if "?" in text and not re.search(r"\b(want|need|would like|with|prefer)\b", text, re.I):
-                continue
-            val = "False" if NEGATION.search(window) else "True"
-            add(slot, val, None, 0.6)
-        elif slot in asked and words:
-            if words[0] in ("yes", "yeah", "yep", "sure"):
+        kws = bool_keywords(spec, slot)
+        hit = None
+        for tok, a, b in tokens_with_spans(text):
+            if any(tok.startswith(k[:6]) for k in kws):
+                hit = (tok, a, b)
+                break
+        if hit and not _is_question(text, (hit[1], hit[2])) and not ASKING.search(
+                _sentence_of(text, (hit[1], hit[2]))[:max(0, hit[1] - _sentence_start(text, hit[1]))]):
+            before = text[max(0, hit[1] - 40):hit[1]]
+            val = "False" if NEGATION.search(" ".join(tokens(before)[-4:])) else "True"
+            add(slot, val, (hit[1], hit[2]), 0.6)
+        elif not hit and slot in asked and words:
+            if words[0] in ("yes", "yeah", "yep", "sure", "definitely"):
                 add(slot, "True", None, 0.8)
-            elif words[0] in ("no", "nope"):
+            elif words[0] in ("no", "nope", "nah"):
                 add(slot, "False", None, 0.8)
     # dontcare for the slot the agent just asked about
     dc = find_dontcare(text)
@@ -279,14 +405,16 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
         top = [s for s, c in asked.items() if c == max(asked.values())]
         for s in top:
             add(s, "dontcare", dc, 0.8 if len(top) == 1 else 0.55)
-    # free text: the one text slot the agent asked for, answered with a capitalised name
+    # free text: the one text slot the agent asked for, answered with a single capitalised name
     text_asked = [s for s in asked if spec.slots[s].value_type == "text" and s not in found]
     if len(text_asked) == 1:
         run = _capitalised_run(text)
-        if run:
+        taken = {uv.value.lower() for uv in found.values()}
+        pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
+        if run and run[0].lower() not in taken and run[0].lower() not in pvs:
             add(text_asked[0], run[0], run[1], 0.6)
     return [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]
 
 
-__all__ = ["extract_user_values", "extract_agent_acts", "requested_slots", "confirmation_cue",
+__all__ = ["extract_user_values", "bool_keywords", "grounded_user_values", "extract_agent_acts", "requested_slots", "confirmation_cue",
            "previous_agent_text", "sentences", "slot_keywords"]

@@ -45,7 +45,7 @@ DONTCARE_PHRASES = (
     "does not matter", "no preference", "not particular", "not picky", "any", "anything",
     "anywhere", "any one", "anyone", "any of them", "whatever", "either", "either one",
     "don't mind", "dont mind", "do not mind", "no particular", "i'm flexible", "im flexible",
-    "flexible", "not fussy", "any time", "anytime", "any day", "any kind", "any type",
+    "not fussy", "any time", "anytime", "any day", "any kind", "any type",
     "whichever", "up to you", "you choose", "your choice", "it's up to you", "any is fine",
     "not important", "none in particular", "nothing in particular", "no specific",
 )

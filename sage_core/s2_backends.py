@@ -19,8 +19,8 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .errors import ModelUnavailableError
-from .extract import NEGATION, confirmation_cue, slot_keywords
-from .normalize import compare, find_dontcare, find_in_text, is_dontcare, parse_date, parse_number, parse_time, \
+from .extract import NEGATION, bool_keywords, confirmation_cue, slot_keywords
+from .normalize import clean_text, compare, find_dontcare, find_in_text, is_dontcare, parse_date, parse_number, parse_time, \
     tokens, tokens_with_spans
 from .s1_rules import TurnContext
 from .settings import get_settings
@@ -31,6 +31,34 @@ _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
 _EMB: dict[str, np.ndarray] = {}  # MiniLM embeddings of strings seen so far
 STOP = {"the", "a", "an", "of", "and", "at", "in", "on", "for", "to", "restaurant", "bar", "grill", "cafe", "inc",
         "hotel", "inn", "theater", "theatre", "center", "centre", "airport", "station", "international"}
+
+
+# How people say some common categorical values (lower-case canonical -> phrases).
+VALUE_ALIASES = {
+    "pool": ("shared ride", "shared", "carpool", "share a ride", "share the ride"),
+    "regular": ("standard", "normal", "ordinary"),
+    "luxury": ("fancy", "luxurious", "premium", "high end", "comfortable", "expensive"),
+    "theater": ("play", "drama", "broadway", "musical", "show", "theatre"),
+    "music": ("concert", "gig", "band", "live music", "singer"),
+    "debit card": ("checking account", "check card", "debit", "checking"),
+    "credit card": ("visa", "mastercard", "master card", "amex", "jcb", "discover", "credit"),
+    "app balance": ("balance", "in app", "app cash", "wallet", "app account"),
+    "flexible": ("refundable", "fully refundable", "conditionally refundable"),
+    "value": ("cheapest", "basic", "non refundable", "economy"), "business": ("first class",),
+    "economy": ("coach", "cheapest"), "premium economy": ("economy premium", "economy plus"),
+    "pricey": ("expensive", "high end", "upscale", "fancy"), "cheap": ("inexpensive", "budget", "affordable"),
+    "moderate": ("moderately priced", "mid range", "reasonable", "average", "not too expensive"),
+    "ultra high end": ("very expensive", "luxury", "upscale"), "3d": ("3 d", "three d"),
+    "direct": ("non stop", "nonstop", "direct"), "one stop": ("one stop", "1 stop", "layover"),
+    "living room": ("living room", "lounge"), "hatchback": ("small car", "compact"),
+    "suv": ("sport utility",), "sedan": ("standard car", "saloon"),
+    "psychologist": ("psychologist",), "psychiatrist": ("psychiatrist",),
+    "family counselor": ("family therapist", "family counsellor", "marriage counselor", "family"),
+    "place of worship": ("church", "temple", "mosque", "cathedral", "synagogue", "worship"),
+    "theme park": ("amusement park", "theme park"), "museum": ("museum", "gallery", "exhibit"),
+    "historical landmark": ("historical", "landmark", "historic", "monument"), "park": ("park", "garden"),
+    "rent": ("rent", "rental", "renting", "lease"), "buy": ("buy", "purchase", "buying", "own"),
+}
 
 
 @dataclass
@@ -115,6 +143,14 @@ class GroundingBackend:
         same = compare(held, value, vt)
         if same is True:
             return decide(0.9, self.tau, f"s_t[{slot}]={held!r} expresses the user's {value!r}", f"state_after.{slot}")
+        if conf < 1.0:  # extracted value: rule out our own mis-attribution first
+            other = [s for s, v in ctx.turn.state_after.items() if s != slot and compare(v, value, vt) is True]
+            if other:
+                return decide(0.6, self.tau, f"s_t holds {value!r} under {other[0]}: the extraction, not the "
+                                             "tracker, picked the slot")
+        if ctx.diff.writes(slot) and held.strip() and find_in_text(held, ctx.turn.user, vt):
+            return decide(0.7 if conf < 1.0 else 0.5, self.tau,
+                          f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
         if not held.strip():
             return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
         typed = _typed_values(held, value, vt)
@@ -162,6 +198,11 @@ class GroundingBackend:
                 m = 0.9 if i < 0 else 0.85
                 where = "user" if i < 0 else f"history[{i}]"
                 return decide(m, self.tau, f"{value!r} is grounded in {where} at {list(span)}", where)
+        for alias in VALUE_ALIASES.get(clean_text(value), ()):
+            for who, i, text in texts:
+                if find_in_text(alias, text, "text"):
+                    where = "user" if i < 0 else f"history[{i}]"
+                    return decide(0.75, self.tau, f"{value!r} is expressed as {alias!r} in {where}", where)
         if is_dontcare(value):
             for who, i, text in texts[:5]:
                 if who == "user" and find_dontcare(text):
@@ -188,7 +229,7 @@ class GroundingBackend:
         return self._pending([self.paraphrase_margin_pair(best, value, desc)], "para", finish)
 
     def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
-        kws = [k for k, w in slot_keywords(ctx.spec, slot) if w >= 1.0 and len(k) > 3]
+        kws = bool_keywords(ctx.spec, slot)
         for who, i, text in texts:
             words = tokens(text)
             for k in kws:
