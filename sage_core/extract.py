@@ -29,7 +29,7 @@ TYPE_HINTS = {
 }
 NAME_HINTS = {  # slot-name token -> extra words people use when asking for it
     "city": ("city", "where", "location", "place"), "location": ("where", "location", "city", "area", "place"),
-    "area": ("where", "area", "location"), "where": ("where",), "destination": ("where", "destination", "going"),
+    "area": ("where", "area", "location"), "where": ("where", "city", "location", "place"), "destination": ("where", "destination", "going"),
     "seats": ("how many", "people", "seats", "party"), "tickets": ("how many", "tickets"),
     "passengers": ("how many", "passengers", "people"), "adults": ("how many", "people", "adults", "guests"),
     "rooms": ("how many", "rooms"), "beds": ("bedrooms", "beds", "bed rooms"), "baths": ("bathrooms", "baths"),
@@ -187,6 +187,11 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
         total, span, best_w = 0.0, None, 0.0
         if kind_of and any(t in TYPE_LIKE for t in tokens(slot.replace("_", " "))):
             total, span, best_w = 1.0, (off + kind_of.start(), off + kind_of.end()), 1.0
+        desc = [t for t in tokens(spec.slots[slot].description) if t not in STOP and len(t) > 2]
+        if len(desc) >= 2 and sum(t in words for t in set(desc)) >= 0.75 * len(set(desc)):
+            total += 1.0  # the reply paraphrases the slot's own description
+            span = span or (off, off + len(sent.rstrip()))
+            best_w = max(best_w, 1.0)
         for kw, w in slot_keywords(spec, slot):
             i = _phrase_in(kw, words)
             if i is None:
@@ -280,14 +285,14 @@ monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight 
 may june july august september october november december""".split())
 
 
-def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
-    """The single capitalised name in u_t (not a sentence-initial or common word), else None."""
+def capitalised_runs(text: str) -> list[tuple[str, Span]]:
+    """Capitalised names in u_t ("Los Altos", "Nairobi, Kenya"), minus sentence-initial and common words."""
     runs = []
     starts = {off + len(sent) - len(sent.lstrip()) for sent, off in sentences(text)}
     busy = [sp for _, sp in iter_dates(text)] + [sp for _, sp in iter_times(text)]
-    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:\s+(?:of|the|de|la|&|and)?\s*[A-Z][\w'&.-]*)*", text):
+    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:(?:,\s*|\s+(?:of|the|de|la|&|and)?\s*)[A-Z][\w'&.-]*)*", text):
         words, pos = [], m.start()
-        for w in m.group(0).split():
+        for w in re.split(r"\s+", m.group(0)):
             pos = text.find(w, pos)
             words.append((w, pos))
             pos += len(w)
@@ -303,7 +308,42 @@ def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
         if any(a < y and x < a + len(val) for x, y in busy):
             continue
         runs.append((val, (a, a + len(val))))
+    return runs
+
+
+def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
+    runs = capitalised_runs(text)
     return runs[0] if len(runs) == 1 else None
+
+
+PLACE_WORDS = ("city", "location", "area", "where", "destination", "place")
+NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
+                      r"['\"]?(?=\s*(?:[.,!?]|$|\s(?:please|at|for|on|and|by|in)\b))", re.I)
+
+
+def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked: dict[str, float]
+                          ) -> list[tuple[str, str, Span, float]]:
+    """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
+    out = []
+    runs = capitalised_runs(text)
+    place = [s for s in slots if any(t in PLACE_WORDS for t in tokens(s.replace("_", " ")))
+             and not any(t in ("from", "to", "origin") for t in tokens(s.replace("_", " ")))]
+    names = [s for s in slots if any(t in ("name", "title") for t in tokens(s.replace("_", " ")))]
+    for val, (a, b) in runs:
+        before = tokens(text[max(0, a - 14):a])[-1:] or [""]
+        if before[0] in ("in", "near", "around", "at") and len(place) == 1:
+            out.append((place[0], val, (a, b), 0.9 if place[0] in asked else 0.6))
+            continue
+        for slot in slots:  # "album Joanne", "artist Lady Gaga"
+            own = [t for t, w in slot_keywords(spec, slot) if w >= 1.0 and " " not in t]
+            prev2 = tokens(text[max(0, a - 24):a])[-2:]
+            if own and any(t in own for t in prev2):
+                out.append((slot, val, (a, b), 0.6))
+                break
+    m = NAME_CUE.search(text)
+    if m and len(names) == 1:
+        out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
+    return out
 
 
 def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
@@ -362,20 +402,36 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
             continue
         for _, span in mentions[:1] if len(slots) == 1 else mentions:
             raw = text[span[0]:span[1]]
-            if _is_question(text, span):
-                continue
             base = 0.6
+            cands = slots
             if vt == "number":
-                after = text[span[1]:span[1] + 24].lower()
-                base = 0.75 if re.match(r"\s*(people|persons|person|of us|tickets?|seats?|rooms?|adults?|"
-                                        r"passengers?|nights?|days?|beds?|bedrooms?|baths?|bathrooms?|guests?)",
-                                        after) else 0.45
+                after = tokens(text[span[1]:span[1] + 24])[:2]
+                if after and after[0] in ("of",):
+                    after = after[1:]
+                noun = after[0] if after else ""
+                base = 0.75 if re.match(r"(people|persons|person|us|tickets?|seats?|rooms?|adults?|passengers?|"
+                                        r"nights?|days?|beds?|bedrooms?|baths?|bathrooms?|guests?|stars?)$",
+                                        noun) else 0.45
+                named = [s for s in slots if noun and any(k.startswith(noun[:4]) for k, w in
+                                                          slot_keywords(spec, s) if w >= 0.6)]
+                if len(named) == 1:
+                    cands, base = named, 0.8
             elif raw.lower() in ("today", "tonight", "tomorrow"):
                 base = 0.45  # "that's all for today" is no date answer unless one was asked
-            for slot, conf in attribute(slots, base):
+            if len(cands) > 1 and vt in ("date", "time"):
+                cue = " ".join(tokens(text[max(0, span[0] - 16):span[0]])[-2:])
+                ends = [s for s in cands if any(t in ("end", "return", "out", "inbound", "arrival") for t in
+                                               tokens(s.replace("_", " ")))]
+                if re.search(r"\b(until|till|through|to|back on|return on|out on)$", cue) and len(ends) == 1:
+                    cands, base = ends, 0.7
+                elif re.search(r"\b(from|starting|start|on|in on|leave on|leaving on)$", cue):
+                    starts_ = [s for s in cands if s not in ends]
+                    if len(starts_) == 1:
+                        cands, base = starts_, 0.6
+            for slot, conf in attribute(cands, base):
                 if slot not in found:
                     add(slot, raw, span, conf)
-            if len(slots) > 1 and not any(s in asked for s in slots):
+            if len(cands) > 1 and not any(s in asked for s in cands):
                 break
     # booleans: a slot keyword mentioned in a statement, or yes/no to a yes/no question about it
     words = tokens(text)
@@ -405,14 +461,20 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
         top = [s for s, c in asked.items() if c == max(asked.values())]
         for s in top:
             add(s, "dontcare", dc, 0.8 if len(top) == 1 else 0.55)
-    # free text: the one text slot the agent asked for, answered with a single capitalised name
+    # free text anchored by cue words ("in Portland", "album Joanne", "titled Phone home")
+    text_slots = [s for s in intent if spec.slots[s].value_type == "text" and not spec.slots[s].possible_values]
+    for slot, val, span, conf in _anchored_text_values(text, spec, [s for s in text_slots if s not in found], asked):
+        if slot not in found and val.lower() not in {uv.value.lower() for uv in found.values()}:
+            add(slot, val, span, conf)
+    # free text: the one text slot the agent asked for, answered with the one remaining capitalised name
     text_asked = [s for s in asked if spec.slots[s].value_type == "text" and s not in found]
     if len(text_asked) == 1:
-        run = _capitalised_run(text)
-        taken = {uv.value.lower() for uv in found.values()}
+        taken = [uv.span for uv in found.values() if uv.span]
         pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
-        if run and run[0].lower() not in taken and run[0].lower() not in pvs:
-            add(text_asked[0], run[0], run[1], 0.6)
+        runs = [r for r in capitalised_runs(text) if r[0].lower() not in pvs
+                and not any(r[1][0] < b and a < r[1][1] for a, b in taken)]
+        if len(runs) == 1:
+            add(text_asked[0], runs[0][0], runs[0][1], 0.6)
     return [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]
 
 
