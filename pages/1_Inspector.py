@@ -13,7 +13,6 @@ from ui import render, runs, table
 from ui.errors import guard
 from ui.session import current_slice
 
-st.set_page_config(page_title="SAGE Inspector", layout="wide")
 st.title("Inspector")
 st.markdown(render.STYLE, unsafe_allow_html=True)
 

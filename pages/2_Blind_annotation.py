@@ -13,7 +13,6 @@ from db import list_audits, sign_in
 from ui import annotate, render
 from ui.errors import guard, message
 
-st.set_page_config(page_title="SAGE Blind annotation", layout="wide")
 st.title("Blind annotation")
 st.markdown(render.STYLE, unsafe_allow_html=True)
 

@@ -20,7 +20,6 @@ from ui import runs
 from ui.errors import guard
 from ui.session import current_slice
 
-st.set_page_config(page_title="SAGE Agreement", layout="wide")
 st.title("Agreement")
 
 STAT_NAMES = {"raw_agreement": "raw agreement", "cohen_kappa": "Cohen's kappa", "pabak": "PABAK",
@@ -115,8 +114,10 @@ with guard():
     st.subheader("Evaluators on the consensus set")
     ls = current_slice()
     evaluators, classes = {}, {}
+    sage_names = []
     for r in runs.runs_for(ls):
-        name = f"SAGE {r.key}"
+        name = r.key  # e.g. "SAGE-Core / offline"
+        sage_names.append(name)
         evaluators[name] = {v.turn_id: v.label.value for v in r.verdicts}
         classes[name] = {v.turn_id: (v.fired_classes or [None])[0] for v in r.verdicts}
     if not evaluators:
@@ -129,6 +130,9 @@ with guard():
                            key="agr_exclude", disabled=level != "category",
                            help="Needs the label + class comparison: the class is the humans' agreed class.")
     exclude = None if exclude == "(none)" or level != "category" else exclude
+    if not consensus.labels:
+        st.caption("The consensus set is empty: no turn to score evaluators on yet.")
+        evaluators = {}
     unrelated = [n for n, lab in evaluators.items() if not any(t in lab for t in consensus.labels)]
     for n in unrelated:
         evaluators.pop(n)
@@ -143,7 +147,7 @@ with guard():
                      column_config={c: st.column_config.NumberColumn(format="%.3f")
                                     for c in results.columns if c not in ("evaluator", "n", "missing")})
 
-    sage_names = [k for k in evaluators if k.startswith("SAGE ")]
+    sage_names = [k for k in sage_names if k in evaluators]
     baselines = {k: v for k, v in baselines.items() if k in evaluators}
     pr = None
     if sage_names and baselines:

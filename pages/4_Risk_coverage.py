@@ -12,7 +12,6 @@ from ui import coverage, runs
 from ui.errors import guard
 from ui.session import current_slice
 
-st.set_page_config(page_title="SAGE Risk-coverage", layout="wide")
 st.title("Risk-coverage")
 st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "
            "Only turns with gold labels count.")
@@ -57,7 +56,7 @@ with guard():
     if not results or not metrics:
         st.info("Choose at least one configuration and one metric.")
         st.stop()
-    st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_ran}**" for r in results))
+    st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_shown}**" for r in results))
 
     df = coverage.curve_frame(ls, results, metrics)
     st.altair_chart(_chart(df), key="rc_chart", on_select=_on_pick, selection_mode="pick", width="stretch")

@@ -87,7 +87,7 @@ def test_kappa_disagreements_and_evaluator_f1(labelled_audit):
     pred = {v.turn_id: int(v.predicted_failure) for v in ev.evaluate(ls.turns)}
     y = [int(a[t][0] == "failure") for t in consensus]
     f1 = _by_columns(at, "kappa vs consensus").set_index("evaluator")
-    row = f1.loc["SAGE SAGE-Core / offline"]
+    row = f1.loc["SAGE-Core / offline"]
     assert row["n"] == len(consensus)
     assert row["F1"] == pytest.approx(_hand_f1(y, [pred[t] for t in consensus]), abs=1e-9)
 
@@ -117,7 +117,7 @@ def test_f1_excluding_a_class_uses_the_category_consensus(labelled_audit):
     cat = {t: (a[t][1] or a[t][0]) for t in tids}
     keep = [t for t in tids if t not in flipped and cat[t] != "IUV"]
     y = [int(a[t][0] == "failure") for t in keep]
-    row = _by_columns(at, "kappa vs consensus").set_index("evaluator").loc["SAGE SAGE-Core / offline"]
+    row = _by_columns(at, "kappa vs consensus").set_index("evaluator").loc["SAGE-Core / offline"]
     assert row["F1 excl. IUV"] == pytest.approx(_hand_f1(y, [pred[t] for t in keep]), abs=1e-9)
 
 

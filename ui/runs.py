@@ -43,6 +43,11 @@ class RunResult:
         self.by_id = {v.turn_id: v for v in self.verdicts}
 
     @property
+    def backend_shown(self) -> str:
+        """The backend that ran, in words (``none`` when the configuration has no S2 stage)."""
+        return self.backend_ran if self.backend_ran != "none" else "none (this configuration has no S2)"
+
+    @property
     def label(self) -> str:
         return CONFIG_LABELS.get(self.config, self.config)
 
@@ -139,9 +144,12 @@ def ensure_runs(ls: LoadedSlice) -> list[RunResult]:
 
 
 def pick_run(done: list[RunResult], key: str, label: str = "Run") -> RunResult:
-    """Select one finished run; always say which S2 backend actually ran."""
+    """Select one finished run (SAGE-Core / offline first); always say which S2 backend actually ran."""
     keys = [r.key for r in done]
-    chosen = st.selectbox(label, keys, index=len(keys) - 1, key=key)
+    default = next((i for i, r in enumerate(done) if (r.config, r.backend_requested) == (DEFAULT_CONFIG,
+                                                                                         DEFAULT_BACKEND)),
+                   len(keys) - 1)
+    chosen = st.selectbox(label, keys, index=default, key=key)
     res = done[keys.index(chosen)]
-    st.caption(f"S2 backend that ran: **{res.backend_ran}**")
+    st.caption(f"S2 backend that ran: **{res.backend_shown}**")
     return res
