@@ -111,3 +111,61 @@ def test_missing_nli_model_is_an_error_not_a_traceback(db_url, monkeypatch, tmp_
     assert not at.exception
     assert len(at.error) == 1
     assert "Model unavailable" in at.error[0].value and "no-such-model" in at.error[0].value
+
+
+def test_raw_sgd_upload_and_path_load_real_dialogues(db_url, shared_data):
+    from sage_core.loaders import load_corpus
+
+    folder = shared_data / "sgd" / "test"
+    dlg, schema = folder / "dialogues_001.json", folder / "schema.json"
+    expected, _ = load_corpus("sgd", dlg, schema)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.radio(key="load_source").set_value("Upload").run()
+    at.selectbox(key="load_kind").set_value("SGD dialogues (+ schema.json)").run()
+    at.file_uploader(key="load_files").set_value([("dialogues_001.json", dlg.read_bytes(), "application/json"),
+                                                  ("schema.json", schema.read_bytes(), "application/json")])
+    at.run()
+    at.button(key="load_upload_btn").click().run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Turns"] == str(len(expected))
+
+    at.radio(key="load_source").set_value("Path on disk").run()
+    at.selectbox(key="load_kind").set_value("Auto-detect").run()
+    at.text_input(key="load_path").set_value(str(dlg)).run()
+    at.button(key="load_path_btn").click().run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Turns"] == str(len(expected))
+    assert str(dlg) in _texts(at)
+
+
+def test_abcd_upload_with_its_ontology(db_url, shared_data):
+    from sage_core.loaders import load_corpus
+
+    folder = shared_data / "abcd"
+    expected, _ = load_corpus("abcd", folder / "abcd_sample.json")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.radio(key="load_source").set_value("Upload").run()
+    at.file_uploader(key="load_files").set_value(
+        [(n, (folder / n).read_bytes(), "application/json") for n in ("abcd_sample.json", "ontology.json", "kb.json",
+                                                                      "guidelines.json")])
+    at.run()
+    at.button(key="load_upload_btn").click().run()  # format left on auto-detect
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Turns"] == str(len(expected))
+
+
+def test_real_multiwoz_system_outputs_upload(db_url, shared_data):
+    from sage_core.loaders import load_corpus
+
+    outputs, schema = shared_data / "multiwoz" / "system_outputs" / "ubar.json", shared_data / "multiwoz" / "schema_2.2.json"
+    expected, _ = load_corpus("mwoz-outputs", outputs, schema)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.radio(key="load_source").set_value("Upload").run()
+    at.selectbox(key="load_kind").set_value("MultiWOZ system outputs (JSON)").run()
+    at.file_uploader(key="load_files").set_value([("ubar.json", outputs.read_bytes(), "application/json")])
+    at.file_uploader(key="load_schema_file").set_value(("schema_2.2.json", schema.read_bytes(), "application/json"))
+    at.run()
+    at.button(key="load_upload_btn").click().run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Turns"] == str(len(expected))
+    assert "upload: ubar.json" in _texts(at)

@@ -26,11 +26,12 @@ DEMO_SCHEMA = DEMO_DIR / "schema.json"
 
 # label shown in the app -> ``sage_core.loaders.load_corpus`` kind
 KINDS = {
+    "Auto-detect": None,
     "SAGE slice (JSONL)": "slice",
     "SGD dialogues (+ schema.json)": "sgd",
     "MultiWOZ 2.2 dialogues (+ schema.json)": "multiwoz22",
     "MultiWOZ 2.4 data.json": "multiwoz24",
-    "ABCD conversations": "abcd",
+    "ABCD conversations (+ ontology.json, kb.json)": "abcd",
     "MultiWOZ system outputs (JSON)": "mwoz-outputs",
 }
 
@@ -79,6 +80,7 @@ def content_hash(turns: Sequence[Turn], registry: WorkflowRegistry) -> str:
 
 
 def _slice_with_schema(turns: list[Turn], schema_path: Path, name: str) -> LoadedSlice:
+    """Our JSONL turns validated against a schema file (every workflow and slot must exist)."""
     registry = load_workflows(schema_path)
     validate_against(turns, registry, name)
     return LoadedSlice(name=name, kind="slice", turns=turns, registry=registry)
@@ -92,47 +94,61 @@ def load_demo() -> LoadedSlice:
     return ls
 
 
-def load_path(kind: str, path: str, schema_path: Optional[str] = None) -> LoadedSlice:
-    """A slice or corpus on disk."""
+def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None) -> LoadedSlice:
+    """A slice or corpus on disk (``kind`` None: ``detect_kind``)."""
+    from sage_core.loaders import load_corpus  # owned by the loaders engineer
+
     path = (path or "").strip()
     schema_path = (schema_path or "").strip() or None
     if not path:
         raise SageInputError("enter a path to a slice file or corpus folder", field="path")
-    if kind == "slice":
-        if not schema_path:
-            raise SageInputError("a SAGE slice needs a schema (schema.json or workflow YAML)", file=path,
-                                 field="schema")
-        return _slice_with_schema(read_slice(path), Path(schema_path), path)
-    from sage_core.loaders import load_corpus  # owned by the loaders engineer
-
     turns, registry = load_corpus(kind, path, schema_path)
-    ls = LoadedSlice(name=path, kind=kind, turns=list(turns), registry=registry)
+    return _loaded(path, kind, turns, registry)
+
+
+def _loaded(name: str, kind: Optional[str], turns, registry) -> LoadedSlice:
+    ls = LoadedSlice(name=name, kind=kind or getattr(getattr(turns, "stats", None), "corpus", "") or "auto",
+                     turns=list(turns), registry=registry)
     stats = getattr(turns, "stats", None)
     if stats is not None and getattr(stats, "skipped_total", 0):
         ls.notes.append("skipped " + ", ".join(f"{n} ({why})" for why, n in stats.skipped.most_common()))
     return ls
 
 
-def load_upload(kind: str, files: Sequence[tuple[str, bytes]], schema: Optional[tuple[str, bytes]]) -> LoadedSlice:
-    """Uploaded files: slices are parsed from memory; corpora are written to a temp folder."""
+SIDE_FILES = {"schema.json", "schema_2.2.json", "ontology.json", "kb.json", "guidelines.json"}
+
+
+def _upload_slice(name: str, data: bytes, schema: Optional[tuple[str, bytes]]) -> LoadedSlice:
+    turns = read_slice_bytes(data, name)
+    if schema is None:
+        raise SageInputError("a SAGE slice needs a schema: upload schema.json or a workflow YAML",
+                             file=name, field="schema")
+    with tempfile.TemporaryDirectory(prefix="sage_schema_") as tmp:
+        spath = Path(tmp) / Path(schema[0]).name
+        spath.write_bytes(schema[1])
+        try:
+            registry = load_workflows(spath)
+        except SageInputError as e:
+            raise _renamed(e, tmp) from None
+    registry.source = schema[0]
+    validate_against(turns, registry, name)
+    return LoadedSlice(name=f"upload: {name}", kind="slice", turns=turns, registry=registry)
+
+
+def load_upload(kind: Optional[str], files: Sequence[tuple[str, bytes]],
+                schema: Optional[tuple[str, bytes]]) -> LoadedSlice:
+    """Uploaded files: slices are parsed from memory; corpora are written to a temp folder and loaded.
+
+    Side files (schema.json, ontology.json, kb.json) may come with the dialogues;
+    errors name the uploaded file, never the temp folder.
+    """
     if not files:
         raise SageInputError("upload at least one file", field="upload")
     if kind == "slice":
         if len(files) != 1:
             raise SageInputError("upload exactly one slice JSONL file", field="upload")
-        name, data = files[0]
-        turns = read_slice_bytes(data, name)
-        if schema is None:
-            raise SageInputError("a SAGE slice needs a schema: upload schema.json or a workflow YAML",
-                                 file=name, field="schema")
-        with tempfile.TemporaryDirectory(prefix="sage_schema_") as tmp:
-            spath = Path(tmp) / Path(schema[0]).name
-            spath.write_bytes(schema[1])
-            registry = load_workflows(spath)
-        registry.source = schema[0]
-        validate_against(turns, registry, name)
-        return LoadedSlice(name=f"upload: {name}", kind="slice", turns=turns, registry=registry)
-    from sage_core.loaders import load_corpus
+        return _upload_slice(files[0][0], files[0][1], schema)
+    from sage_core.loaders import detect_kind, load_corpus
 
     with tempfile.TemporaryDirectory(prefix="sage_upload_") as tmp:
         folder = Path(tmp) / "corpus"
@@ -143,13 +159,18 @@ def load_upload(kind: str, files: Sequence[tuple[str, bytes]], schema: Optional[
         if schema is not None:
             spath = Path(tmp) / Path(schema[0]).name
             spath.write_bytes(schema[1])
-        target = folder if len(files) > 1 or kind in ("sgd", "multiwoz22") else folder / Path(files[0][0]).name
+        data_files = [Path(n).name for n, _ in files if Path(n).name not in SIDE_FILES]
+        target = folder / data_files[0] if len(data_files) == 1 else folder
         try:
+            kind = kind or detect_kind(target)
+            if kind == "slice" and len(data_files) == 1:
+                raw = next(d for n, d in files if Path(n).name == data_files[0])
+                return _upload_slice(data_files[0], raw, schema)
             turns, registry = load_corpus(kind, str(target), str(spath) if spath else None)
         except SageInputError as e:
             raise _renamed(e, tmp) from None
         label = ", ".join(n for n, _ in files[:3]) + (" ..." if len(files) > 3 else "")
-        return LoadedSlice(name=f"upload: {label}", kind=kind, turns=list(turns), registry=registry)
+        return _loaded(f"upload: {label}", kind, turns, registry)
 
 
 def _renamed(e: SageInputError, tmp: str) -> SageInputError:
@@ -157,4 +178,5 @@ def _renamed(e: SageInputError, tmp: str) -> SageInputError:
     file = e.file
     if file and str(file).startswith(tmp):
         file = Path(file).name
-    return SageInputError(e.detail.replace(tmp + "/", ""), file=file, line=e.line, field=e.field)
+    return SageInputError(e.detail.replace(tmp + "/corpus/", "").replace(tmp + "/", ""), file=file,
+                          line=e.line, field=e.field)
