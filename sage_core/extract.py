@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .normalize import (find_dontcare, find_in_text, iter_dates, iter_numbers, iter_times, tokens,
+from .normalize import (VALUE_ALIASES, clean_text, values_match, find_dontcare, find_in_text, iter_dates, iter_numbers, iter_times, tokens,
                         tokens_with_spans)
 from .types import AgentAct, Turn, UserValue
 from .workflow import WorkflowSpec
@@ -68,6 +68,8 @@ CONFIRM_CUES = [  # (regex, act, confidence)
 ]
 _CONFIRM_RES = [(re.compile(p, re.I), a, c) for p, a, c in CONFIRM_CUES]
 NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|without|never|nope|isn't|aren't|won't)\b", re.I)
+DESC_STOP = {"of", "the", "a", "an", "to", "for", "in", "at", "on", "and", "or", "is", "be", "whether", "this",
+             "that", "which", "with", "by", "from", "are", "has", "have", "if", "it"}
 _SENT_RE = re.compile(r"[^.!?]*[.!?]?")
 
 
@@ -92,8 +94,8 @@ DIRECTION_HINTS = {  # slot-name prefixes that say which end of a trip a slot is
     "from": ("leaving from", "departing from", "depart from", "departure city", "from where", "where from",
              "leave from", "depart", "departing", "leaving", "starting from", "origin"),
     "origin": ("leaving from", "departing from", "depart from", "from where", "where from", "depart", "origin"),
-    "to": ("where to", "going to", "headed to", "heading to", "destination", "travel to", "traveling to",
-           "going", "headed", "heading"),
+    "to": ("where to", "headed to", "heading to", "destination", "travel to", "traveling to", "where are you going",
+           "where will you go", "where do you want to go", "where would you like to go", "arrive in", "going to go"),
 }
 OFFER_START = re.compile(r"^\s*(?:ok(?:ay)?[,.]?\s*|sure[,.]?\s*|great[,.]?\s*)?(how about|what about|would you like to "
                          r"(?:book|reserve|buy|make|purchase|play|schedule|rent|share|try|hear|watch|go)|"
@@ -112,7 +114,7 @@ def _own_tokens(slot: str) -> list[str]:
 
 
 TYPE_LIKE = ("type", "category", "genre", "kind", "class")
-KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred)\s+(kind|type|sort|genre|category|style)s?"
+KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred|the)\s+(kind|type|sort|genre|category|style)s?"
                      r"\s+of\b", re.I)
 
 
@@ -154,7 +156,12 @@ def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
 
 def bool_keywords(spec: WorkflowSpec, slot: str) -> list[str]:
     """Words whose mention means the user talks about a yes/no slot (outdoor, laundry, insurance...)."""
-    return [k for k, w in slot_keywords(spec, slot) if w >= 0.6 and len(k) > 3 and " " not in k]
+    return [k for k, w in slot_keywords(spec, slot) if w >= 0.6 and len(k) > 3 and " " not in k
+            and k not in GENERIC_BOOL_WORDS]
+
+
+GENERIC_BOOL_WORDS = {"trip", "seating", "seat", "seats", "place", "unit", "service", "options", "option", "ticket",
+                      "room", "rooms", "visibility", "entry", "additional", "allowed", "good"}
 
 
 def _phrase_in(phrase: str, words: list[str]) -> Optional[int]:
@@ -187,7 +194,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
         total, span, best_w = 0.0, None, 0.0
         if kind_of and any(t in TYPE_LIKE for t in tokens(slot.replace("_", " "))):
             total, span, best_w = 1.0, (off + kind_of.start(), off + kind_of.end()), 1.0
-        desc = [t for t in tokens(spec.slots[slot].description) if t not in STOP and len(t) > 2]
+        desc = [t for t in tokens(spec.slots[slot].description) if t not in DESC_STOP and len(t) > 2]
         if len(desc) >= 2 and sum(t in words for t in set(desc)) >= 0.75 * len(set(desc)):
             total += 1.0  # the reply paraphrases the slot's own description
             span = span or (off, off + len(sent.rstrip()))
@@ -200,7 +207,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
             if w > best_w:
                 n = len(kw.split())
                 best_w, span = w, (off + toks[i][1], off + toks[i + n - 1][2])
-        if span is not None and best_w >= 0.4:
+        if span is not None and (best_w >= 0.6 or total >= 1.0):
             prior = 1.0 if slot in spec.intent_slots else 0.5
             scores[slot] = (min(total, 1.6) * prior, span, best_w)
     return scores
@@ -228,7 +235,8 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if not scores:
             continue
         top = max(v[0] for v in scores.values())
-        keep = {k: v for k, v in scores.items() if v[0] >= max(0.6, 0.75 * top)}
+        keep = {k: v for k, v in scores.items() if v[0] >= max(0.6, 0.75 * top)
+                or (v[0] >= top - 1e-9 and v[0] >= 0.5 and v[2] >= 1.0)}
         share = 1.0 if len(keep) <= 3 else 3.0 / len(keep)
         if len(keep) > 1 and all(v[2] < 1.0 for v in keep.values()):
             share *= 0.7  # only shared words ("date" for two date slots): ambiguous
@@ -259,7 +267,8 @@ def _sentence_of(text: str, span: Span) -> str:
     return ""
 
 
-ASKING = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me if|check if|"
+ASKING = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me (?:please )?if|"
+                    r"let me know if|check if|"
                     r"does|do they|is there|are there|can you tell|what about)\b|^\s*(do|does|is|are|can|could|will)\b",
                     re.I)
 
@@ -271,10 +280,20 @@ def _sentence_start(text: str, pos: int) -> int:
     return 0
 
 
+ABOUT_IT = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(is|are|does|do|did|was|has|have)\s+(it|they|the|this|that|"
+                      r"these|those|there)\b|\b(how|what|which)\b.*\b(is|are)\s+(it|they|the)\b", re.I)
+
+
 def _is_question(text: str, span: Span) -> bool:
-    """The mention sits in a question ("does it have laundry?"), so it asks rather than informs."""
+    """The mention sits in a question about the offer ("is it expensive?"), so it asks rather than informs."""
     sent = _sentence_of(text, span)
-    return sent.rstrip().endswith("?") and not re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I)
+    if not sent.rstrip().endswith("?") or re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I):
+        return False
+    return bool(ABOUT_IT.search(sent) or IF_CLAUSE.search(sent))
+
+
+IF_CLAUSE = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me (?:please )?if|"
+                       r"check if|see if|let me know if)\b|\bhow\b.*\b(is|are)\s*\?\s*$", re.I)
 
 
 COMMON_CAPS = set("""i i'm im i'd i'll i've yes no ok okay sure please thanks thank hi hello hey well also maybe
@@ -290,7 +309,7 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
     runs = []
     starts = {off + len(sent) - len(sent.lstrip()) for sent, off in sentences(text)}
     busy = [sp for _, sp in iter_dates(text)] + [sp for _, sp in iter_times(text)]
-    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:(?:,\s*|\s+(?:of|the|de|la|&|and)?\s*)[A-Z][\w'&.-]*)*", text):
+    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:,\s*[A-Z]{2,3}\b|(?:\s+(?:(?:of|by|de|la|&|and)\s+)?(?:the\s+|a\s+|an\s+)?)[A-Z][\w'&.-]*)*", text):
         words, pos = [], m.start()
         for w in re.split(r"\s+", m.group(0)):
             pos = text.find(w, pos)
@@ -317,7 +336,7 @@ def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
 
 
 PLACE_WORDS = ("city", "location", "area", "where", "destination", "place")
-NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
+NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
                       r"['\"]?(?=\s*(?:[.,!?]|$|\s(?:please|at|for|on|and|by|in)\b))", re.I)
 
 
@@ -329,10 +348,31 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     place = [s for s in slots if any(t in PLACE_WORDS for t in tokens(s.replace("_", " ")))
              and not any(t in ("from", "to", "origin") for t in tokens(s.replace("_", " ")))]
     names = [s for s in slots if any(t in ("name", "title") for t in tokens(s.replace("_", " ")))]
+    def having(words: tuple[str, ...]) -> list[str]:
+        return [s for s in slots if any(t in words for t in tokens(s.replace("_", " ")))]
+    cue_slots = {"from": having(("from", "origin")), "to": having(("to", "destination")),
+                 "by": having(("artist", "directed", "starring", "cast", "author", "singer")),
+                 "watch": having(("title", "movie")), "play": having(("track", "song", "title"))}
     for val, (a, b) in runs:
-        before = tokens(text[max(0, a - 14):a])[-1:] or [""]
-        if before[0] in ("in", "near", "around", "at") and len(place) == 1:
-            out.append((place[0], val, (a, b), 0.9 if place[0] in asked else 0.6))
+        prev = [t for t in tokens(text[max(0, a - 30):a]) if t not in ("the", "a", "an")][-2:] or [""]
+        before = prev[-1]
+        target = None
+        if ABOUT_IT.search(_sentence_of(text, (a, b))) and _sentence_of(text, (a, b)).rstrip().endswith("?"):
+            continue
+        if before in ("in", "near", "around") and len(place) == 1:
+            target = place[0]
+        elif before in ("from",) and len(cue_slots["from"]) == 1:
+            target = cue_slots["from"][0]
+        elif (before in ("to", "visiting", "towards") or prev[-2:] == ["going", "to"]) and len(cue_slots["to"]) == 1:
+            target = cue_slots["to"][0]
+        elif before == "by" and len(cue_slots["by"]) == 1:
+            target = cue_slots["by"][0]
+        elif before in ("watch", "see") and len(cue_slots["watch"]) == 1:
+            target = cue_slots["watch"][0]
+        elif before in ("play", "hear") and len(cue_slots["play"]) == 1:
+            target = cue_slots["play"][0]
+        if target:
+            out.append((target, val, (a, b), 0.9 if target in asked else 0.6))
             continue
         for slot in slots:  # "album Joanne", "artist Lady Gaga"
             own = [t for t, w in slot_keywords(spec, slot) if w >= 1.0 and " " not in t]
@@ -343,7 +383,20 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     m = NAME_CUE.search(text)
     if m and len(names) == 1:
         out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
+    kinds = [s for s in slots if any(t in TYPE_LIKE for t in tokens(s.replace("_", " ")))]
+    km = KIND_NOUN.search(text)
+    if km and len(kinds) == 1 and km.group(1).lower() not in NOT_A_KIND:
+        out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
     return out
+
+
+KIND_NOUN = re.compile(r"\b([A-Za-z][\w-]+)\s+(?:movies?|films?|food|cuisine|music|songs?|events?|shows?|"
+                       r"restaurants?|places?|tracks?)\b", re.I)
+NOT_A_KIND = {"good", "nice", "great", "some", "any", "a", "the", "new", "other", "few", "more", "best", "fun",
+              "interesting", "popular", "this", "that", "these", "those", "few", "online", "of", "for", "to", "see",
+              "watch", "find", "like", "love", "enjoy", "want", "any", "all", "many", "local", "cool", "my", "your",
+              "their", "its", "which", "what", "such", "similar", "different", "another", "one", "two", "three",
+              "me", "us", "them", "you", "it", "him", "her", "regular", "watch", "any"}
 
 
 def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
@@ -389,11 +442,16 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
         for pv in sp.possible_values:
             if pv.lower() == "dontcare":
                 continue
-            span = find_in_text(pv, text, "categorical")
+            span, base = find_in_text(pv, text, "categorical"), 0.8
+            if span is None:
+                for alias in VALUE_ALIASES.get(clean_text(pv), ()):
+                    span, base = find_in_text(alias, text, "text"), 0.6
+                    if span:
+                        break
             if span and not _is_question(text, span):
                 by_value.setdefault(pv, []).append(slot)
-                for slot_, conf in attribute([s for s in by_value[pv] if s in intent] or by_value[pv], 0.8):
-                    add(slot_, pv, span, conf)
+                for slot_, conf in attribute([s for s in by_value[pv] if s in intent] or by_value[pv], base):
+                    add(slot_, pv, span, conf if base == 0.8 else min(conf, 0.7))
     # typed patterns
     typed = {"time": list(iter_times(text)), "date": list(iter_dates(text)), "number": list(iter_numbers(text))}
     for vt, mentions in typed.items():
@@ -429,6 +487,9 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
                     if len(starts_) == 1:
                         cands, base = starts_, 0.6
             for slot, conf in attribute(cands, base):
+                pv = spec.slots[slot].possible_values
+                if pv and not any(values_match(raw, p, vt) for p in pv):
+                    continue  # "six years back" is no year of the schema
                 if slot not in found:
                     add(slot, raw, span, conf)
             if len(cands) > 1 and not any(s in asked for s in cands):

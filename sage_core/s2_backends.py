@@ -20,7 +20,7 @@ import numpy as np
 
 from .errors import ModelUnavailableError
 from .extract import NEGATION, bool_keywords, confirmation_cue, slot_keywords
-from .normalize import clean_text, compare, find_dontcare, find_in_text, is_dontcare, parse_date, parse_number, parse_time, \
+from .normalize import VALUE_ALIASES, clean_text, compare, find_dontcare, find_in_text, is_dontcare, parse_date, parse_number, parse_time, \
     tokens, tokens_with_spans
 from .s1_rules import TurnContext
 from .settings import get_settings
@@ -31,34 +31,6 @@ _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
 _EMB: dict[str, np.ndarray] = {}  # MiniLM embeddings of strings seen so far
 STOP = {"the", "a", "an", "of", "and", "at", "in", "on", "for", "to", "restaurant", "bar", "grill", "cafe", "inc",
         "hotel", "inn", "theater", "theatre", "center", "centre", "airport", "station", "international"}
-
-
-# How people say some common categorical values (lower-case canonical -> phrases).
-VALUE_ALIASES = {
-    "pool": ("shared ride", "shared", "carpool", "share a ride", "share the ride"),
-    "regular": ("standard", "normal", "ordinary"),
-    "luxury": ("fancy", "luxurious", "premium", "high end", "comfortable", "expensive"),
-    "theater": ("play", "drama", "broadway", "musical", "show", "theatre"),
-    "music": ("concert", "gig", "band", "live music", "singer"),
-    "debit card": ("checking account", "check card", "debit", "checking"),
-    "credit card": ("visa", "mastercard", "master card", "amex", "jcb", "discover", "credit"),
-    "app balance": ("balance", "in app", "app cash", "wallet", "app account"),
-    "flexible": ("refundable", "fully refundable", "conditionally refundable"),
-    "value": ("cheapest", "basic", "non refundable", "economy"), "business": ("first class",),
-    "economy": ("coach", "cheapest"), "premium economy": ("economy premium", "economy plus"),
-    "pricey": ("expensive", "high end", "upscale", "fancy"), "cheap": ("inexpensive", "budget", "affordable"),
-    "moderate": ("moderately priced", "mid range", "reasonable", "average", "not too expensive"),
-    "ultra high end": ("very expensive", "luxury", "upscale"), "3d": ("3 d", "three d"),
-    "direct": ("non stop", "nonstop", "direct"), "one stop": ("one stop", "1 stop", "layover"),
-    "living room": ("living room", "lounge"), "hatchback": ("small car", "compact"),
-    "suv": ("sport utility",), "sedan": ("standard car", "saloon"),
-    "psychologist": ("psychologist",), "psychiatrist": ("psychiatrist",),
-    "family counselor": ("family therapist", "family counsellor", "marriage counselor", "family"),
-    "place of worship": ("church", "temple", "mosque", "cathedral", "synagogue", "worship"),
-    "theme park": ("amusement park", "theme park"), "museum": ("museum", "gallery", "exhibit"),
-    "historical landmark": ("historical", "landmark", "historic", "monument"), "park": ("park", "garden"),
-    "rent": ("rent", "rental", "renting", "lease"), "buy": ("buy", "purchase", "buying", "own"),
-}
 
 
 @dataclass
@@ -144,7 +116,9 @@ class GroundingBackend:
         if same is True:
             return decide(0.9, self.tau, f"s_t[{slot}]={held!r} expresses the user's {value!r}", f"state_after.{slot}")
         if conf < 1.0:  # extracted value: rule out our own mis-attribution first
-            other = [s for s, v in ctx.turn.state_after.items() if s != slot and compare(v, value, vt) is True]
+            other = [s for s, v in ctx.turn.state_after.items() if s != slot and s in ctx.spec.slots
+                     and ctx.spec.slots[s].value_type == vt and (compare(v, value, vt) is True or
+                                                                  (vt == "text" and _contained(v, value)))]
             if other:
                 return decide(0.6, self.tau, f"s_t holds {value!r} under {other[0]}: the extraction, not the "
                                              "tracker, picked the slot")
