@@ -75,7 +75,7 @@ VALUE_ALIASES = {
     "value": ("cheapest", "basic", "non refundable", "economy"), "business": ("first class",),
     "economy": ("coach", "cheapest"), "premium economy": ("economy premium", "economy plus"),
     "pricey": ("expensive", "high end", "upscale", "fancy"), "cheap": ("inexpensive", "budget", "affordable"),
-    "moderate": ("moderately priced", "mid range", "reasonable", "average", "not too expensive"),
+    "moderate": ("moderately priced", "mid range", "reasonably priced", "not too expensive"),
     "ultra high end": ("very expensive", "luxury", "upscale"), "3d": ("3 d", "three d"),
     "direct": ("non stop", "nonstop", "direct"), "one stop": ("one stop", "1 stop", "layover"),
     "living room": ("living room", "lounge"), "hatchback": ("small car", "compact"),
