@@ -127,6 +127,10 @@ class GroundingBackend:
                           f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
         if not held.strip():
             return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
+        if not ctx.diff.writes(slot):  # a stale value: the encoder only checks values the diff writes
+            if same is None:
+                return decide(0.0, self.tau, f"cannot compare s_t {held!r} with {value!r}")
+            return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}")
         typed = _typed_values(held, value, vt)
         if typed and same is False:
             return decide(-0.9 * conf, self.tau, f"s_t[{slot}]={held!r} and the user's {value!r} are different {vt}s")
@@ -331,7 +335,10 @@ def load_nli(model: Optional[str] = None) -> tuple[Any, int, int, str]:
     path = resolve_nli_model(model)
     if path in _MODELS:
         return _MODELS[path]
-    looks_local = os.path.sep in path or path.startswith(".") or Path(path).exists()
+    # hub ids look like "org/name"; anything else (absolute, relative, deeper) is a local folder
+    looks_local = (os.path.isabs(path) or path.startswith((".", "~")) or path.count("/") > 1
+                   or Path(path).exists() or path in (os.environ.get("SAGE_NLI_MODEL_DIR"),
+                                                       get_settings().nli_model_dir))
     if looks_local and not Path(path).is_dir():
         raise ModelUnavailableError(
             f"NLI model directory '{path}' does not exist; point SAGE_NLI_MODEL_DIR at a local copy of "
