@@ -33,11 +33,14 @@ pytestmark = pytest.mark.skipif(
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 WAIT = 120
+
+from ui.loading import load_demo  # noqa: E402
 
 
 def _free_port() -> int:
@@ -208,6 +211,14 @@ def test_every_page_and_two_annotators(server, browser):
     time.sleep(1.0)
     chart = d.find_element(By.CSS_SELECTOR, ".vega-embed")
     assert chart.size["height"] > 200
+    # click the no_S2 point that keeps half of the turns: the declined list follows the click
+    n = len(load_demo().turns)
+    point = next(p for p in d.find_elements(By.CSS_SELECTOR, ".vega-embed svg g.mark-symbol path")
+                 if "configuration: no_S2 / offline" in (p.get_attribute("aria-label") or "")
+                 and f"n_kept: {n // 2};" in (p.get_attribute("aria-label") or "") + ";")
+    ActionChains(d).move_to_element(point).click().perform()
+    _wait_text(d, f"Keeping {n // 2} of {n} turns; {n - n // 2} declined")
+    _idle(d)
     _shot(d, "risk_coverage.png")
 
     # blind annotation: alice and bob, each in a fresh browser profile, three turns each
