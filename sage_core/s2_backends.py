@@ -170,6 +170,8 @@ class GroundingBackend:
                 return decide(0.95 if uv.confidence >= 1.0 else max(0.5, uv.confidence), self.tau,
                               f"{value!r} is the user's value for {slot}", "user")
         texts = _context(ctx)
+        if not any(w == "user" and t.strip() for w, _, t in texts):
+            return decide(0.0, self.tau, "no user text in u_t or history to ground the value in")
         for who, i, text in texts:
             span = find_in_text(value, text, vt)
             if span:
