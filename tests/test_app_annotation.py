@@ -136,3 +136,31 @@ def test_bad_audit_request_is_an_error(db_url):
     at.button(key="aud_create").click().run()  # no name
     assert not at.exception
     assert any("name" in e.value for e in at.error)
+
+
+def test_interleaved_sessions_respect_the_two_label_quota(db_url):
+    """A and B hold the same turn at once; a third annotator is never handed it."""
+    a = _session("ann-a")
+    _create_audit(a, "quota-audit", 1, 11)
+    tid = _shown_turn(a)
+    b = _session("ann-b")
+    assert _shown_turn(b) == tid  # both seats of this turn are now held
+    c = _session("ann-c")
+    assert _shown_turn(c) != tid
+    # both submit in the opposite order of claiming
+    b.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
+    a.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    b.button(key=f"ann_submit::{tid}").click().run()
+    a.button(key=f"ann_submit::{tid}").click().run()
+    assert not a.exception and not b.exception and not a.error and not b.error
+    labels = current_labels("quota-audit", db=db_url)[tid]
+    assert {k: v.label for k, v in labels.items()} == {"ann-a": "failure", "ann-b": "acceptable"}
+    # C tries to label the full turn anyway (e.g. a stale tab): refused with st.error, nothing written
+    audit_id = list_audits(db_url)[0].id
+    c.session_state["ann_item"] = assignment.QueueItem(audit_id, tid, "", {}, None, False)
+    c.run()
+    c.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    c.button(key=f"ann_submit::{tid}").click().run()
+    assert not c.exception
+    assert any("already has 2 labels" in e.value for e in c.error)
+    assert set(current_labels("quota-audit", db=db_url)[tid]) == {"ann-a", "ann-b"}
