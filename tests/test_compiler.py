@@ -136,3 +136,22 @@ def test_requests_extracted_from_questions_only():
                   {"restaurant_name": "Sushi Taro", "location": "San Jose"})
     wnf = [c for c in compile_turn(t, SPEC) if c.type == FailureClass.WNF]
     assert [c.args["slot"] for c in wnf] == ["time"]
+
+
+def test_tracker_reset_reopens_slots_for_requests():
+    """A new task clears the form: requesting a slot the tracker just cleared is legal."""
+    t = make_turn("Now book another table, please.", "Which restaurant this time?",
+                  {"restaurant_name": "Sushi Taro", "location": "San Jose", "time": "7 pm"}, {"location": "San Jose"},
+                  [], [AgentAct("REQUEST", "restaurant_name")])
+    wnf = [c for c in compile_turn(t, SPEC) if c.type == FailureClass.WNF][0]
+    assert "restaurant_name" in wnf.args["legal"] and "location" not in wnf.args["legal"]
+
+
+def test_extracted_free_text_values_need_an_anchor():
+    asked = make_turn("Somewhere in Corte Madera would be best.", "Okay.", {}, {"location": "Corte Madera"},
+                      history=[("agent", "In which city should I look?")])
+    iuv = {c.args["slot"]: c.args for c in compile_turn(asked, SPEC) if c.type == FailureClass.IUV}
+    assert iuv["location"]["value"] == "Corte Madera" and iuv["location"]["confidence"] == 0.9
+    # a sentence-initial capitalised word is no value ("Make it ...")
+    t = make_turn("Make it quick please.", "Okay.", {}, {}, history=[("agent", "Which restaurant?")])
+    assert [c for c in compile_turn(t, SPEC) if c.type == FailureClass.IUV] == []

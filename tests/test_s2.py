@@ -118,3 +118,13 @@ def test_margins_on_minus_one_to_one_and_tau_abstains():
     tr = [x for x in v.traces if x.criterion.type.value == "IUV"][0]
     assert tr.final.decision in (Decision.FALSE, Decision.ABSTAIN)
     assert all(a.margin <= 1.0 for a in tr.attempts)
+
+
+def test_stale_value_from_text_is_caught_and_no_user_text_abstains(ev):
+    t = text_only("Actually make it 8 pm.", "Okay, which city?", {"time": "7 pm"}, {"time": "7 pm"},
+                  [("agent", "What time would you like?")])
+    _, f = finals(ev, t)
+    assert f[("IUV", "time")].final.decision == Decision.TRUE
+    empty = make_turn("", "Okay.", {}, {"restaurant_name": "Golden Dragon"}, [], [])
+    v, f = finals(ev, empty)
+    assert f[("UV", "restaurant_name")].final.decision == Decision.ABSTAIN and v.label.value == "undecided"
