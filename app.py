@@ -3,10 +3,15 @@
 Only navigation lives here (named pages with icons and stable URLs such as
 ``/Inspector?turn=<turn_id>``); each page is a thin script in ``pages/`` over
 ``sage_core``, ``audit`` and ``db``, with UI helpers in ``ui/``.
+
+``SAGE_ANNOTATION_ONLY=1`` serves the blind annotation page alone, so a
+server handed to annotators has no page that shows reference labels or verdicts.
 """
 from __future__ import annotations
 
 import streamlit as st
+
+from ui.session import annotation_only
 
 st.set_page_config(page_title="SAGE Studio", page_icon=":material/fact_check:", layout="wide")
 
@@ -19,5 +24,9 @@ PAGES = [
     st.Page("pages/4_Risk_coverage.py", title="Risk-coverage", icon=":material/show_chart:",
             url_path="Risk_coverage"),
 ]
+
+if annotation_only():
+    PAGES = [st.Page("pages/2_Blind_annotation.py", title="Blind annotation", icon=":material/edit_note:",
+                     url_path="Blind_annotation", default=True)]
 
 st.navigation(PAGES).run()

@@ -12,6 +12,7 @@ from audit import assignment
 from db import list_audits, sign_in
 from ui import annotate, render
 from ui.errors import guard, message
+from ui.session import annotation_only
 
 st.title("Blind annotation")
 st.markdown(render.STYLE, unsafe_allow_html=True)
@@ -111,10 +112,12 @@ with guard():
     top[0].markdown(f"Signed in as **{render.esc(me)}**")
     top[1].button("Sign out", on_click=_sign_out, key="ann_sign_out")
 
-    annotate.create_audit_section()
+    if not annotation_only():
+        annotate.create_audit_section()
     audits = list_audits()
     if not audits:
-        st.info("No audit yet: create one from the current slice above.")
+        st.info("No audit yet: ask the coordinator to create one." if annotation_only()
+                else "No audit yet: create one from the current slice above.")
         st.stop()
     names = [a.name for a in audits]
     if st.session_state.get("ann_audit") not in names:

@@ -164,3 +164,21 @@ def test_interleaved_sessions_respect_the_two_label_quota(db_url):
     assert not c.exception
     assert any("already has 2 labels" in e.value for e in c.error)
     assert set(current_labels("quota-audit", db=db_url)[tid]) == {"ann-a", "ann-b"}
+
+
+def test_annotation_only_server_serves_no_other_page(db_url, monkeypatch):
+    monkeypatch.setenv("SAGE_ANNOTATION_ONLY", "1")
+    for page in ("pages/0_Home.py", "pages/1_Inspector.py", "pages/3_Agreement.py", "pages/4_Risk_coverage.py"):
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+        assert [t.value for t in at.title] == ["Blind annotation"]  # the default page
+        try:
+            at.switch_page(page).run()
+        except ValueError:
+            continue  # not a registered page
+        assert [t.value for t in at.title] == ["Blind annotation"], page
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+    at.text_input(key="ann_name_input").set_value("frank")
+    at.button(key="ann_sign_in").click().run()
+    assert not at.exception
+    assert not [e for e in at.expander if "Create an audit" in e.label]  # coordinators only
+    assert any("ask the coordinator" in i.value for i in at.info)

@@ -5,6 +5,8 @@ asks for the current slice and gets the embedded demo when nothing was loaded.
 """
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from .loading import LoadedSlice, load_demo
@@ -30,3 +32,8 @@ def peek_slice() -> LoadedSlice:
 
 def set_slice(ls: LoadedSlice) -> None:
     st.session_state[KEY] = ls
+
+
+def annotation_only() -> bool:
+    """``SAGE_ANNOTATION_ONLY=1``: serve only the blind annotation page, without audit creation."""
+    return os.environ.get("SAGE_ANNOTATION_ONLY", "").strip().lower() in ("1", "true", "yes")
