@@ -39,6 +39,7 @@ class Pending:
 
     pairs: list[tuple[str, str]]
     finish: Callable[[list[float]], Verdict]
+    kind: str = "para"  # which scorer: paraphrase similarity / entailment of value mentions
 
 
 Planned = Union[Verdict, Pending]
@@ -82,8 +83,7 @@ class GroundingBackend:
         by_kind: dict[str, list[tuple[str, str]]] = {}
         for p in planned:
             if isinstance(p, Pending):
-                kind = getattr(p, "kind", "para")
-                by_kind.setdefault(kind, []).extend(p.pairs)
+                by_kind.setdefault(p.kind, []).extend(p.pairs)
         scores: dict[tuple[str, tuple[str, str]], float] = {}
         for kind, pairs in by_kind.items():
             uniq = sorted(set(pairs))
@@ -92,8 +92,7 @@ class GroundingBackend:
         out = []
         for p in planned:
             if isinstance(p, Pending):
-                kind = getattr(p, "kind", "para")
-                out.append(p.finish([scores[(kind, pr)] for pr in p.pairs]))
+                out.append(p.finish([scores[(p.kind, pr)] for pr in p.pairs]))
             else:
                 out.append(p)
         return out
@@ -103,9 +102,7 @@ class GroundingBackend:
                 FailureClass.PC: self.plan_pc, FailureClass.UV: self.plan_uv}[c.type](c, ctx)
 
     def _pending(self, pairs: list[tuple[str, str]], kind: str, finish: Callable[[list[float]], Verdict]) -> Pending:
-        p = Pending(pairs, finish)
-        p.kind = kind  # type: ignore[attr-defined]
-        return p
+        return Pending(pairs, finish, kind)
 
     # --- IUV -----------------------------------------------------------------
     def plan_iuv(self, c: Criterion, ctx: TurnContext) -> Planned:
