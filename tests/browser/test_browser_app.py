@@ -4,7 +4,7 @@ Why beside the AppTests: only a browser shows that the pages really render
 (charts, HTML, query-param deep links, websocket sessions), that labels
 written from two browser sessions land in the SQLite file, and what the
 annotator's DOM actually contains. Screenshots go to docs/screenshots/ for
-the README. Skipped, with the reason, when Chromium or chromedriver is absent.
+the README (or ``$SAGE_SCREENSHOT_DIR``). Skipped, with the reason, when Chromium or chromedriver is absent.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "screenshots"
+SHOTS = Path(os.environ.get("SAGE_SCREENSHOT_DIR", REPO / "docs" / "screenshots"))  # CI may write elsewhere
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
