@@ -145,7 +145,9 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
             "user", span,
             f"the user gave {uv.slot}={uv.value!r} but s_t does not hold it"))
     # WNF: one per requested slot
-    legal = spec.legal_next(legal_state(turn))
+    # Next(W, s_{t-1}), plus what u_t's values opened (ordered groups advance when the user completes one)
+    legal = spec.legal_next(legal_state(turn)) | spec.legal_next(
+        {**legal_state(turn), **{uv.slot: uv.value for uv in uvs if uv.value.strip()}})
     now = {**info_state(turn, uvs), **{k: v for k, v in turn.state_after.items() if str(v).strip()}}
     open_now = sorted(spec.legal_next(now))  # what a repair should ask for instead
     user_slots = {uv.slot for uv in uvs}

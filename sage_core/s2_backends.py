@@ -166,6 +166,8 @@ class GroundingBackend:
             if compare(uv.value, value, vt) is True:
                 return decide(0.95 if uv.confidence >= 1.0 else max(0.5, uv.confidence), self.tau,
                               f"{value!r} is the user's value for {slot}", "user")
+        if re.fullmatch(r"[a-z]+(?:_[a-z]+)*_\d+", value.strip()):
+            return decide(0.0, self.tau, f"{value!r} is a symbolic code, not something a user says")
         texts = _context(ctx)
         if not any(w == "user" and t.strip() for w, _, t in texts):
             return decide(0.0, self.tau, "no user text in u_t or history to ground the value in")

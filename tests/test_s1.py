@@ -117,3 +117,20 @@ def test_s1_abstains_on_extracted_evidence():
     assert v.traces and all(tr.attempts[0].decision == Decision.ABSTAIN or
                             tr.criterion.type == FailureClass.UV for tr in v.traces)
     assert all(tr.attempts[0].stage == Stage.S1 for tr in v.traces)
+
+
+def test_ordered_groups_advance_with_the_users_answer():
+    from sage_core.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
+    from sage_core.types import Turn
+    slots = {n: SlotSpec(n, n.replace("_", " ")) for n in ("account_id", "order_id", "refund_amount")}
+    spec = WorkflowSpec("Shop:Refund", "Shop", "Refund", "refund", slots, list(slots),
+                        order=[["account_id"], ["order_id"], ["refund_amount"]])
+    ev = Evaluator(WorkflowRegistry([spec]), CascadeConfig.named("no_s2"))
+
+    def turn(request):
+        return Turn("r:1", "r", spec.id, [], "My account is AC-77.", "And the order id?", {}, {"account_id": "AC-77"},
+                    [UserValue("account_id", "AC-77")], [AgentAct("REQUEST", request)])
+    ok = ev.evaluate_turn(turn("order_id"))
+    assert ok.label.value == "acceptable"  # group 1 done by u_t: group 2 is next
+    bad = ev.evaluate_turn(turn("refund_amount"))
+    assert bad.fired_classes == ["WNF"]  # skipping group 2 is a wrong next field
