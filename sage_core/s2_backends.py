@@ -125,8 +125,9 @@ class GroundingBackend:
         if not held.strip():
             return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
         if not ctx.diff.writes(slot):  # a stale value: the encoder only checks values the diff writes
-            if same is None:
-                return decide(0.0, self.tau, f"cannot compare s_t {held!r} with {value!r}")
+            if same is None:  # e.g. a weekday against a calendar date: the tracker kept the old form
+                return decide(-0.5 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}, which "
+                                                     "it does not visibly equal")
             return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}")
         typed = _typed_values(held, value, vt)
         if typed and same is False:
