@@ -341,8 +341,10 @@ def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
     return runs[0] if len(runs) == 1 else None
 
 
+MONEY_WORDS = ("amount", "price", "cost", "fare", "total", "rating", "balance")
 PLACE_WORDS = ("city", "location", "area", "where", "destination", "place")
-NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
+NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it|label it|title it|"
+                      r"(?:title|label|name) (?:the|my) \w+)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
                       r"['\"]?(?=\s*(?:[.,!?]|$|\s(?:please|at|for|on|and|by|in)\b))", re.I)
 
 
@@ -358,7 +360,8 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
         return [s for s in slots if any(t in words for t in tokens(s.replace("_", " ")))]
     cue_slots = {"from": having(("from", "origin")), "to": having(("to", "destination")),
                  "by": having(("artist", "directed", "starring", "cast", "author", "singer")),
-                 "watch": having(("title", "movie")), "play": having(("track", "song", "title"))}
+                 "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
+                 "person": having(("receiver", "contact", "recipient", "friend"))}
     for val, (a, b) in runs:
         prev = [t for t in tokens(text[max(0, a - 30):a]) if t not in ("the", "a", "an")][-2:] or [""]
         before = prev[-1]
@@ -371,6 +374,10 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             target = cue_slots["from"][0]
         elif (before in ("to", "visiting", "towards") or prev[-2:] == ["going", "to"]) and len(cue_slots["to"]) == 1:
             target = cue_slots["to"][0]
+        elif before in ("to", "visiting", "towards") and not cue_slots["to"] and len(place) == 1:
+            target = place[0]
+        elif before in ("from", "to", "with", "pay", "send") and len(cue_slots["person"]) == 1:
+            target = cue_slots["person"][0]
         elif before == "by" and len(cue_slots["by"]) == 1:
             target = cue_slots["by"][0]
         elif before in ("watch", "see") and len(cue_slots["watch"]) == 1:
@@ -390,14 +397,14 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     if m and len(names) == 1:
         out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
     kinds = [s for s in slots if any(t in TYPE_LIKE for t in tokens(s.replace("_", " ")))]
-    km = KIND_NOUN.search(text)
-    if km and len(kinds) == 1 and km.group(1).lower() not in NOT_A_KIND:
+    km = next((m for m in KIND_NOUN.finditer(text) if m.group(1).lower() not in NOT_A_KIND), None)
+    if km and len(kinds) == 1:
         out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
     return out
 
 
-KIND_NOUN = re.compile(r"\b([A-Za-z][\w-]+)\s+(?:movies?|films?|food|cuisine|music|songs?|events?|shows?|"
-                       r"restaurants?|places?|tracks?)\b", re.I)
+KIND_NOUN = re.compile(r"\b([A-Za-z][\w-]+)\s+(?:(?:type|kind|genre|sort)\s+of\s+)?(?:movies?|films?|food|cuisine|"
+                       r"music|songs?|events?|shows?|restaurants?|places?|tracks?)\b", re.I)
 NOT_A_KIND = {"good", "nice", "great", "some", "any", "a", "the", "new", "other", "few", "more", "best", "fun",
               "interesting", "popular", "this", "that", "these", "those", "few", "online", "of", "for", "to", "see",
               "watch", "find", "like", "love", "enjoy", "want", "any", "all", "many", "local", "cool", "my", "your",
@@ -534,7 +541,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
         if slot not in found and val.lower() not in {uv.value.lower() for uv in found.values()}:
             add(slot, val, span, conf)
     # free text: the one text slot the agent asked for, answered with the one remaining capitalised name
-    text_asked = [s for s in asked if spec.slots[s].value_type == "text" and s not in found]
+    text_asked = [s for s in asked if spec.slots[s].value_type == "text" and s not in found
+                  and not any(t in MONEY_WORDS for t in tokens(s.replace("_", " ")))]
     if len(text_asked) == 1:
         taken = [uv.span for uv in found.values() if uv.span]
         pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
