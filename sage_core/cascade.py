@@ -9,7 +9,7 @@ calls are shared and cached.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .aggregate import aggregate
@@ -19,7 +19,7 @@ from .repair import repairs
 from .s1_rules import TurnContext, verify_s1
 from .s2_backends import GroundingBackend, make_backend
 from .settings import get_settings
-from .types import Criterion, CriterionTrace, Decision, FailureClass, Stage, Turn, TurnVerdict, Verdict
+from .types import Criterion, CriterionTrace, Decision, Stage, Turn, TurnVerdict, Verdict
 from .workflow import WorkflowRegistry, WorkflowSpec
 
 CONFIG_STAGES = {

@@ -7,7 +7,6 @@ stated in ARCHITECTURE.md "Semantics".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .normalize import compare, is_dontcare, normalize
 from .types import AgentAct, Criterion, Decision, FailureClass, Stage, StateDiff, Turn, UserValue, Verdict

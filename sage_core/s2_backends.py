@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .errors import ModelUnavailableError
-from .extract import NEGATION, bool_keywords, confirmation_cue, slot_keywords
+from .extract import NEGATION, bool_keywords, confirmation_cue
 from .normalize import VALUE_ALIASES, clean_text, compare, find_dontcare, find_in_text, is_dontcare, parse_date, parse_number, parse_time, \
     tokens, tokens_with_spans
 from .s1_rules import TurnContext

@@ -10,7 +10,7 @@ from sage_core.cascade import CascadeConfig, Evaluator
 from sage_core.errors import ModelUnavailableError
 from sage_core.metrics import classification_metrics
 from sage_core.types import (AgentAct, Criterion, CriterionTrace, Decision, FailureClass, Gold, Stage, TurnLabel,
-                             UserValue, Verdict)
+                             Verdict)
 from tests.test_compiler import REGISTRY, clean_turn, make_turn
 
 
