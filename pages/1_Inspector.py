@@ -79,7 +79,10 @@ def _turn_detail(ls, res, tid: str) -> None:
     if not v.traces:
         st.caption("No criteria were compiled for this turn: acceptable with confidence 1.0.")
     else:
-        st.dataframe(table.trace_table(v), hide_index=True)
+        trace = table.trace_table(v)
+        st.dataframe(trace.style.apply(lambda r: ["background-color: #fee2e2" if r["verdict"] == "failure present"
+                                                  else "" for _ in r], axis=1).format({"margin": "{:.3f}"}),
+                     hide_index=True)
         for i, tr in enumerate(v.traces, start=1):
             c = tr.criterion
             with st.expander(f"{i}. {c.type.value} {c.text or c.id} -> {table.decision_text(tr.final.decision)} "

@@ -89,13 +89,13 @@ def trace_table(v) -> pd.DataFrame:
         rows.append({
             "#": i,
             "class": c.type.value,
-            "criterion": c.text or c.id,
-            "args": ", ".join(f"{k}={val}" for k, val in c.args.items()),
-            "evidence": c.evidence + (f"[{c.span[0]}:{c.span[1]}]" if c.span else ""),
             "verdict": decision_text(tr.final.decision),
-            "margin": round(float(tr.final.margin), 3),
             "decided by": tr.final.stage.value,
+            "margin": round(float(tr.final.margin), 3),
             "abstained": ",".join(a.stage.value for a in tr.attempts if a.decision == Decision.ABSTAIN) or "-",
+            "criterion": c.text or c.id,
+            "evidence": c.evidence + (f"[{c.span[0]}:{c.span[1]}]" if c.span else ""),
+            "args": ", ".join(f"{k}={val}" for k, val in c.args.items()),
             "attempts": " -> ".join(f"{a.stage.value}: {a.decision.value} ({a.margin:.2f})" for a in tr.attempts),
         })
     return pd.DataFrame(rows)

@@ -201,7 +201,13 @@ def test_every_page_and_two_annotators(server, browser):
     body = d.find_element(By.TAG_NAME, "body").text
     assert tid in body and outcome in body and "Repair signals" in body and "failure present" in body
     assert d.find_elements(By.CSS_SELECTOR, "mark.sage-span")
-    _shot(d, "inspector.png")
+    _shot(d, "inspector_table.png")
+    prev = d.find_element(By.XPATH, "//button[.//p[normalize-space()='Previous']]")
+    d.execute_script("arguments[0].scrollIntoView({block: 'start'});", prev)
+    d.execute_script("document.querySelector('[data-testid=\"stMain\"]') && "
+                     "document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, -90); window.scrollBy(0, -90);")
+    time.sleep(0.5)
+    _shot(d, "inspector.png")  # the turn: text with spans, state diff, criterion trace, repair
 
     # risk-coverage: the chart renders (vega canvas or svg), declined turns listed
     d.get(base + "/Risk_coverage")
