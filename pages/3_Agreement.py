@@ -122,6 +122,8 @@ with guard():
         classes[name] = {v.turn_id: (v.fired_classes or [None])[0] for v in r.verdicts}
     if not evaluators:
         st.caption("No SAGE run on the current slice yet (run one on the home page).")
+    else:
+        st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_shown}**" for r in runs.runs_for(ls)))
     baselines = _baselines()
     for name, ev in baselines.items():
         evaluators[name] = dict(ev.labels)
