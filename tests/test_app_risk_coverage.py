@@ -27,6 +27,21 @@ def _arrays(ls, verdicts):
 
 @pytest.fixture(scope="module")
 def page():
+    import os
+
+    from sage_core.settings import get_settings
+
+    saved = os.environ.pop("SAGE_LLM_API_KEY", None)  # SAGE-LLM must be refused, not call an endpoint
+    get_settings.cache_clear()
+    try:
+        yield _page()
+    finally:
+        if saved is not None:
+            os.environ["SAGE_LLM_API_KEY"] = saved
+        get_settings.cache_clear()
+
+
+def _page():
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
     at.button(key="run_all").click().run()
     assert not at.exception
