@@ -169,3 +169,27 @@ def test_real_multiwoz_system_outputs_upload(db_url, shared_data):
     assert not at.exception and not at.error
     assert {m.label: m.value for m in at.metric}["Turns"] == str(len(expected))
     assert "upload: ubar.json" in _texts(at)
+
+
+def test_sage_llm_runs_against_an_openai_compatible_endpoint(db_url, monkeypatch, tmp_path):
+    """With an endpoint configured SAGE-LLM runs; its paid calls are the requests the server answered.
+
+    tau is raised so that S2 abstains and the open-class criteria really go to S3.
+    """
+    from sage_core.settings import get_settings
+    from tests.llm_server import LLMServer
+
+    with LLMServer(default='{"answer": "false", "confidence": 0.9}', max_lifetime_s=120) as srv:
+        monkeypatch.setenv("SAGE_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("SAGE_LLM_API_KEY", "test-key")
+        monkeypatch.setenv("SAGE_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("SAGE_TAU", "0.95")
+        get_settings.cache_clear()
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.selectbox(key="run_config").set_value("SAGE-LLM").run()
+        at.button(key="run_one").click().run()
+        assert not at.exception and not at.error
+        table = at.dataframe[-1].value.set_index("configuration")
+        assert srv.count() > 0
+        assert table.loc["SAGE-LLM", "paid calls"] == srv.count()
+        assert {m.label for m in at.metric} >= {"F1", "Precision", "Recall"}

@@ -56,8 +56,19 @@ class RunResult:
         return f"{self.label} / {self.backend_requested}"
 
 
+def settings_key() -> tuple:
+    """The settings that change verdicts (tau, floors, models, endpoint): part of every cache key."""
+    import os
+
+    from sage_core.settings import get_settings
+
+    s = get_settings()
+    return (s.tau, s.extraction_floor, s.nli_model, s.nli_model_dir, os.environ.get("SAGE_NLI_MODEL_DIR"),
+            s.llm_model, s.llm_base_url)
+
+
 @st.cache_resource(show_spinner=False)
-def _evaluator(registry_key: str, config: str, backend: str, _registry):
+def _evaluator(registry_key: str, config: str, backend: str, settings: tuple, _registry):
     """One evaluator per (workflows, config, backend); models load lazily inside, once."""
     from sage_core.cascade import CascadeConfig, Evaluator  # owned by the core engineer
 
@@ -66,17 +77,18 @@ def _evaluator(registry_key: str, config: str, backend: str, _registry):
 
 @st.cache_resource(show_spinner=False)
 def _store() -> dict:
-    """Process-wide finished runs: (slice hash, config, backend) -> RunResult."""
+    """Process-wide finished runs: (slice hash, config, backend, settings key) -> RunResult."""
     return {}
 
 
 def cached(ls: LoadedSlice, config: str, backend: str) -> Optional[RunResult]:
-    return _store().get((ls.content_hash, config, backend))
+    return _store().get((ls.content_hash, config, backend, settings_key()))
 
 
 def runs_for(ls: LoadedSlice) -> list[RunResult]:
-    """Every finished run on this slice, in the order they were made."""
-    return [r for (h, _, _), r in _store().items() if h == ls.content_hash]
+    """Every finished run on this slice under the current settings, in the order they were made."""
+    sk = settings_key()
+    return [r for (h, _, _, k), r in _store().items() if h == ls.content_hash and k == sk]
 
 
 def run(ls: LoadedSlice, config: str, backend: str,
@@ -85,7 +97,7 @@ def run(ls: LoadedSlice, config: str, backend: str,
     hit = cached(ls, config, backend)
     if hit is not None:
         return hit
-    ev = _evaluator(registry_fingerprint(ls.registry), config, backend, ls.registry)
+    ev = _evaluator(registry_fingerprint(ls.registry), config, backend, settings_key(), ls.registry)
     t0 = time.perf_counter()
     verdicts = ev.evaluate(ls.turns, progress=progress)
     secs = time.perf_counter() - t0
@@ -95,7 +107,7 @@ def run(ls: LoadedSlice, config: str, backend: str,
 
         metrics = classification_metrics(verdicts, ls.turns)
     res = RunResult(ls.content_hash, config, backend, str(ev.s2_backend_name), verdicts, secs, metrics)
-    _store()[(ls.content_hash, config, backend)] = res
+    _store()[(ls.content_hash, config, backend, settings_key())] = res
     return res
 
 
