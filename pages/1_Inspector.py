@@ -56,6 +56,9 @@ def _turn_detail(ls, res, tid: str) -> None:
     head[3].markdown(f"**Gold**<br>{render.esc(gold_txt)}", unsafe_allow_html=True)
     head[4].markdown(f"**Outcome**<br>{render.esc(runs.outcome(v, gold))}", unsafe_allow_html=True)
 
+    st.caption(f"Deciding stages: {', '.join(runs.deciding_stages(v)) or 'none (no criteria)'} · "
+               f"latency {v.latency_ms:.1f} ms · paid calls {v.paid_calls} · cost ${v.cost_usd:.4f} · "
+               f"S2 backend {v.s2_backend}")
     spans = {"user": [], "agent": []}
     for i, tr in enumerate(v.traces, start=1):
         c = tr.criterion
