@@ -191,6 +191,9 @@ def test_every_page_and_two_annotators(server, browser):
     _wait_text(d, "S2 backend that actually ran")
     _idle(d)
     assert "offline" in d.find_element(By.TAG_NAME, "body").text
+    _wait_text(d, "Inspect turns")  # the last element: tables above it are laid out
+    WebDriverWait(d, WAIT).until(lambda x: len(x.find_elements(By.CSS_SELECTOR, '[data-testid="stDataFrame"] canvas')) >= 3)
+    time.sleep(1.5)
     _shot(d, "home.png")
 
     # inspector: deep link to a flagged turn (the demo's false positive if SAGE-Core makes one)
