@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 import streamlit as st
 
-from sage_core.types import Decision, Stage, TurnLabel, TurnVerdict
+from sage_core.types import TurnLabel, TurnVerdict
 
 from .loading import LoadedSlice, registry_fingerprint
 
@@ -117,10 +117,6 @@ def deciding_stages(v: TurnVerdict) -> list[str]:
     return sorted({t.final.stage.value for t in v.traces})
 
 
-def abstained_stages(trace) -> list[str]:
-    return [a.stage.value for a in trace.attempts if a.decision == Decision.ABSTAIN]
-
-
 def outcome(v: TurnVerdict, gold_label: Optional[str]) -> str:
     """TP / FP / FN / TN against gold (undecided scores as acceptable), or 'undecided' / 'no gold'."""
     if v.label == TurnLabel.UNDECIDED:
@@ -133,10 +129,6 @@ def outcome(v: TurnVerdict, gold_label: Optional[str]) -> str:
     pred = v.label == TurnLabel.FAILURE
     gold = gold_label == "failure"
     return {(True, True): "TP", (True, False): "FP", (False, True): "FN", (False, False): "TN"}[(pred, gold)]
-
-
-def stage_of(trace) -> str:
-    return trace.final.stage.value if trace.final.stage != Stage.NONE else "none"
 
 
 # --- page helpers ---------------------------------------------------------------
