@@ -169,7 +169,7 @@ with guard():
         st.caption("Upload baseline verdicts to compare SAGE with the best baseline (paired bootstrap).")
 
     st.subheader("Downloads")
-    d = st.columns(3)
+    d = st.columns(4)
     d[0].download_button("Annotation sheet (blind, CSV)", exports.annotation_sheet_csv(audit),
                          file_name=f"{audit}_annotation_sheet.csv", mime="text/csv", key="agr_dl_sheet")
     d[1].download_button("Per-turn results (CSV)", exports.results_csv(audit, evaluators=evaluators, level=level),
@@ -177,3 +177,5 @@ with guard():
     scores = pd.concat([agr.assign(section="agreement"), results.assign(section="evaluators")], ignore_index=True)
     d[2].download_button("Scores (CSV)", scores.to_csv(index=False), file_name=f"{audit}_scores.csv",
                          mime="text/csv", key="agr_dl_scores")
+    d[3].download_button("Label history (CSV)", exports.history_csv(audit), file_name=f"{audit}_history.csv",
+                         mime="text/csv", key="agr_dl_history")

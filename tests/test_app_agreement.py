@@ -101,7 +101,7 @@ def test_kappa_disagreements_and_evaluator_f1(labelled_audit):
     assert f1.loc["always_fail", "precision"] == pytest.approx(sum(y) / len(y), abs=1e-9)
     assert any("Paired bootstrap" in m.value and "always_fail" in m.value for m in at.markdown)
     labels = {d.label for d in at.get("download_button")}
-    assert {"Annotation sheet (blind, CSV)", "Per-turn results (CSV)", "Scores (CSV)"} <= labels
+    assert {"Annotation sheet (blind, CSV)", "Per-turn results (CSV)", "Scores (CSV)", "Label history (CSV)"} <= labels
 
 
 def test_f1_excluding_a_class_uses_the_category_consensus(labelled_audit):
