@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import assignment, sampling
-from db import current_labels, list_audits
+from db import audit_turns, current_labels, list_audits
 from sage_core.types import Gold, TurnVerdict
 from ui.loading import load_demo
 
@@ -40,6 +40,8 @@ def _session(name: str) -> AppTest:
 
 
 def _create_audit(at: AppTest, name: str, n: int, seed: int) -> None:
+    """Equal quota ``n`` per stratum (gold class), seeded."""
+    at.selectbox(key="aud_design").set_value("equal quota per stratum").run()
     at.text_input(key="aud_name").set_value(name)
     at.number_input(key="aud_n").set_value(n)
     at.number_input(key="aud_seed").set_value(seed)
@@ -92,6 +94,20 @@ def test_two_annotators_label_the_same_turn_and_it_persists(db_url):
     assert (labels["bob"].label, labels["bob"].failure_class) == ("acceptable", None)
     prog = assignment.progress("demo-audit", "bob", db=db_url)
     assert prog.labels_submitted == 2 and prog.turns_complete == 1
+
+
+def test_paper_protocol_is_the_default_design(db_url):
+    at = _session("gina")
+    at.text_input(key="aud_name").set_value("paper-audit")
+    at.number_input(key="aud_total").set_value(12)
+    at.number_input(key="aud_seed").set_value(4)
+    at.button(key="aud_create").click().run()
+    assert not at.exception and not at.error
+    expected = sampling.paper_protocol(load_demo().turns, n=12, seed=4)
+    stored = audit_turns("paper-audit", db=db_url)
+    assert [t.turn_id for t in stored] == [s.turn.turn_id for s in expected.turns]
+    assert [t.inclusion_prob for t in stored] == pytest.approx([s.inclusion_prob for s in expected.turns])
+    assert any(f"'paper-audit' with {len(expected)} turns" in m.value for m in at.success)
 
 
 def test_draft_is_restored_when_the_annotator_comes_back(db_url):

@@ -24,8 +24,16 @@ def history(payload: dict) -> list[Utterance]:
     return [Utterance(h.get("speaker", "?"), h.get("text", "")) for h in payload.get("history") or []]
 
 
-def sample_current_slice(name: str, per_stratum: int, seed: int, by: str = "gold"):
-    """Stratified, seeded sample of the current slice stored as a new audit (``db`` from settings)."""
+DESIGNS = {"paper protocol (half failures balanced by class, half clean)": "paper",
+           "equal quota per stratum": "equal"}
+
+
+def sample_current_slice(name: str, n: int, seed: int, by: str = "gold", design: str = "paper"):
+    """Seeded stratified sample of the current slice stored as a new audit (``db`` from settings).
+
+    ``design`` "paper": ``sampling.paper_protocol`` with ``n`` turns in total;
+    "equal": ``sampling.stratified_sample`` with ``n`` turns per stratum.
+    """
     from . import runs
 
     ls = peek_slice()
@@ -33,20 +41,24 @@ def sample_current_slice(name: str, per_stratum: int, seed: int, by: str = "gold
     if by == "sage":
         done = runs.runs_for(ls)
         if not done:
-            raise ValueError("run SAGE on the home page first, or stratify by gold class")
+            raise ValueError("run SAGE on the home page first, or stratify by the slice labels")
         key = sampling.labels_stratum({v.turn_id: v.label.value for v in done[-1].verdicts},
                                       {v.turn_id: (v.fired_classes or [None])[0] for v in done[-1].verdicts})
-    sample = sampling.stratified_sample(ls.turns, int(per_stratum), key=key, seed=int(seed),
-                                        design={"slice": ls.name, "slice_hash": ls.content_hash,
-                                                "strata_by": by})
+    if design == "paper":
+        sample = sampling.paper_protocol(ls.turns, n=int(n), seed=int(seed), key=key)
+    else:
+        sample = sampling.stratified_sample(ls.turns, int(n), key=key, seed=int(seed))
+    sample.design.update({"slice": ls.name, "slice_hash": ls.content_hash, "strata_by": by})
     return create_audit_from_sample(name, sample)
 
 
 def _create() -> None:
     s = st.session_state
     try:
-        info = sample_current_slice(s.get("aud_name", ""), s.get("aud_n", 3), s.get("aud_seed", 0),
-                                    STRATA[s.get("aud_by", next(iter(STRATA)))])
+        design = DESIGNS[s.get("aud_design", next(iter(DESIGNS)))]
+        n = s.get("aud_total", 200) if design == "paper" else s.get("aud_n", 3)
+        info = sample_current_slice(s.get("aud_name", ""), n, s.get("aud_seed", 0),
+                                    STRATA[s.get("aud_by", next(iter(STRATA)))], design)
         s["aud_created"] = f"Created audit '{info.name}' with {info.n_turns} turns."
         s["ann_audit"] = info.name
     except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
@@ -59,11 +71,16 @@ def create_audit_section() -> None:
         ls = peek_slice()
         st.caption(f"Current slice: {ls.name} ({len(ls.turns)} turns). Turns are drawn per stratum without "
                    "replacement with a fixed seed; inclusion probabilities are stored for weighting.")
-        c = st.columns([2, 2, 1, 1])
+        c = st.columns([2, 2, 2])
         c[0].text_input("Audit name", key="aud_name", placeholder="e.g. demo-audit-1")
-        c[1].selectbox("Strata", list(STRATA), key="aud_by")
-        c[2].number_input("Turns per stratum", 1, 500, 3, key="aud_n")
-        c[3].number_input("Seed", 0, 2**31 - 1, 0, key="aud_seed")
+        c[1].selectbox("Design", list(DESIGNS), key="aud_design")
+        c[2].selectbox("Strata", list(STRATA), key="aud_by")
+        c = st.columns([2, 1])
+        if DESIGNS[st.session_state.get("aud_design", next(iter(DESIGNS)))] == "paper":
+            c[0].number_input("Turns in total", 1, 100_000, 200, key="aud_total")
+        else:
+            c[0].number_input("Turns per stratum", 1, 10_000, 3, key="aud_n")
+        c[1].number_input("Seed", 0, 2**31 - 1, 0, key="aud_seed")
         st.button("Create audit", key="aud_create", on_click=_create)
         if "aud_error" in st.session_state:
             st.error(st.session_state.pop("aud_error"))
