@@ -21,13 +21,18 @@ def classification_metrics(verdicts: list[TurnVerdict], turns: list[Turn]) -> di
     prec = tp / (tp + fp) if tp + fp else 0.0
     rec = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    # recall per gold failure class; clean turns are reported as specificity instead
     per_class: dict[str, dict[str, Any]] = {}
+    clean_n = clean_ok = 0
     for v in vs:
         g = gold[v.turn_id]
-        key = g.failure_class or ("none" if g.label == "acceptable" else "unknown")
-        d = per_class.setdefault(key, {"n": 0, "hit": 0})
+        if g.label != "failure":
+            clean_n += 1
+            clean_ok += int(not v.predicted_failure)
+            continue
+        d = per_class.setdefault(g.failure_class or "unclassified", {"n": 0, "hit": 0})
         d["n"] += 1
-        d["hit"] += int(v.predicted_failure == (g.label == "failure"))
+        d["hit"] += int(v.predicted_failure)
     per_class_recall = {k: round(d["hit"] / d["n"], 4) for k, d in sorted(per_class.items())}
     stages = {"S1": 0, "S2": 0, "S3": 0, "none": 0}
     for v in verdicts:
@@ -39,6 +44,7 @@ def classification_metrics(verdicts: list[TurnVerdict], turns: list[Turn]) -> di
         "n": len(vs), "tp": tp, "fp": fp, "fn": fn,
         "precision": round(prec, 4), "recall": round(rec, 4), "f1": round(f1, 4),
         "per_class_recall": per_class_recall,
+        "clean_specificity": round(clean_ok / clean_n, 4) if clean_n else None,
         "undecided_rate": round(sum(v.label.value == "undecided" for v in verdicts) / max(len(verdicts), 1), 4),
         "stage_shares": {k: round(c / n_crit, 4) if n_crit else 0.0 for k, c in stages.items()},
         "n_criteria": n_crit,

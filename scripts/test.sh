@@ -5,6 +5,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# the browser test's screenshots go here; SAGE_SCREENSHOT_DIR=docs/screenshots refreshes the README's
+export SAGE_SCREENSHOT_DIR="${SAGE_SCREENSHOT_DIR:-artifacts/screenshots}"
 PG_STARTED=""
 if [ -z "${SAGE_TEST_POSTGRES_URL:-}" ] && [ -f scripts/start_postgres.sh ] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   if PG_ENV="$(bash scripts/start_postgres.sh)"; then

@@ -57,7 +57,8 @@ def test_labels_and_metrics(core):
     assert [v.label.value for v in vs] == ["acceptable", "failure", "failure", "acceptable"]
     m = classification_metrics(vs, turns)
     assert (m["n"], m["precision"], m["recall"], m["f1"]) == (4, 1.0, 1.0, 1.0)
-    assert m["per_class_recall"] == {"IUV": 1.0, "UV": 1.0, "none": 1.0}
+    assert m["per_class_recall"] == {"IUV": 1.0, "UV": 1.0}
+    assert m["clean_specificity"] == 1.0
     assert m["undecided_rate"] == 0.0 and m["paid_calls_per_turn"] == 0.0
     assert abs(sum(m["stage_shares"].values()) - 1.0) < 1e-3 and m["stage_shares"]["S3"] == 0.0
     assert m["s2_backend"] == "offline: span grounding + all-MiniLM-L6-v2" and m["p50_ms"] >= 0
