@@ -6,6 +6,12 @@ figure), and prints F1 with a 95 % CI, per-class recall, routing shares,
 ms/turn and whole-slice seconds, each target with a PASS/FAIL mark. It never
 asserts: machines differ. ``--show-errors`` lists the misjudged turns with the
 criteria that fired or stayed silent, to tell evaluator faults from injector faults.
+
+``--seeds 0,1,2,3,4`` builds one slice per seed instead and prints, for the
+annotated slice (a consistency check: injectors and evaluator share the written
+contract) and for the same slice with ``user_values``/``agent_acts`` stripped
+(text-only: the compiler must extract the evidence), each seed's F1 and
+per-class recall and their mean ± sd (sample sd, ddof=1) over the seeds.
 """
 from __future__ import annotations
 
@@ -46,11 +52,63 @@ def describe(t, v) -> str:
     return "\n".join(lines)
 
 
+def strip(turns):
+    """Copies of the turns without user_values/agent_acts (the text-only setting)."""
+    import dataclasses
+    return [dataclasses.replace(t, user_values=None, agent_acts=None) for t in turns]
+
+
+def score(sl, vs) -> dict:
+    y = np.array([1 if t.gold.label == "failure" else 0 for t in sl])
+    p = np.array([1 if v.predicted_failure else 0 for v in vs])
+    m = prf(y, p)
+    return {"f1": m["f1"], "precision": m["precision"], "recall": m["recall"], "fp": m["fp"], "fn": m["fn"],
+            "rec": per_class_recall(sl, p), "undecided": sum(v.label.value == "undecided" for v in vs)}
+
+
+def _msd(xs) -> str:
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "—"
+    sd = float(np.std(xs, ddof=1)) if len(xs) > 1 else 0.0
+    return f"{np.mean(xs):.3f} ± {sd:.3f}"
+
+
+def multi_seed(turns, registry, seeds, args) -> int:
+    """One slice per seed; annotated and text-only figures per seed, then mean ± sd."""
+    from sage_core.cascade import CascadeConfig, Evaluator
+    ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
+    classes = args.classes.split(",")
+    res: dict[str, list[dict]] = {"annotated": [], "text-only": []}
+    print(f"{len(seeds)} slices (n={args.n}, rate 0.5, seeds {','.join(map(str, seeds))}); SAGE-Core, "
+          f"S2 backend {args.s2_backend}")
+    print(f"{'seed':>4} {'variant':<10} {'F1':>6} {'P':>6} {'R':>6} {'fp':>4} {'fn':>4} {'und':>4}  "
+          + " ".join(f"{'R_' + c:>6}" for c in ("IUV", "WNF", "PC", "UV")))
+    for seed in seeds:
+        sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=seed, classes=classes)
+        for variant, ts in (("annotated", sl), ("text-only", strip(sl))):
+            r = score(ts, ev.evaluate(ts))
+            res[variant].append(r)
+            print(f"{seed:>4} {variant:<10} {r['f1']:6.3f} {r['precision']:6.3f} {r['recall']:6.3f} "
+                  f"{r['fp']:>4} {r['fn']:>4} {r['undecided']:>4}  "
+                  + " ".join(f"{'—' if x is None else f'{x:.3f}':>6}" for x in r["rec"].values()))
+    print(f"\nS2 backend: {ev.s2_backend_name}")
+    print("mean ± sd over seeds (sample sd):")
+    for variant, rs in res.items():
+        print(f"  {variant:<10} F1 {_msd([r['f1'] for r in rs])}  P {_msd([r['precision'] for r in rs])}  "
+              f"R {_msd([r['recall'] for r in rs])}  "
+              + ", ".join(f"R_{c} {_msd([r['rec'][c] for r in rs])}" for c in ("IUV", "WNF", "PC", "UV")))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "sgd" / "test"))
     ap.add_argument("--n", type=int, default=280)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default=None,
+                    help="comma-separated seeds (e.g. 0,1,2,3,4): per-seed and mean ± sd figures, "
+                         "annotated and text-only")
     ap.add_argument("--classes", default="IUV,WNF,PC,UV")
     ap.add_argument("--s2-backend", default="offline")
     ap.add_argument("--show-errors", action="store_true")
@@ -65,6 +123,9 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     turns, registry = load_turns("sgd", str(data), str(data / "schema.json"))
+    if args.seeds:
+        seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+        return multi_seed(turns, registry, seeds, args)
     sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
                               classes=args.classes.split(","))
     t_build = time.perf_counter() - t0
@@ -72,8 +133,7 @@ def main(argv=None) -> int:
         print(line)
     print(f"slice built in {t_build:.2f} s")
     if args.strip_annotations:
-        for t in sl:
-            t.user_values, t.agent_acts = None, None
+        sl = strip(sl)
         print("annotations stripped: evidence is extracted from text")
 
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
