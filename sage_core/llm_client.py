@@ -13,13 +13,14 @@ import hashlib
 import json
 import os
 import random
+import re
 import tempfile
 import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from .errors import ModelUnavailableError, SageInputError
 
@@ -137,6 +138,27 @@ def cache_key(model: str, base_url: str, messages: list[dict], temperature: floa
                           "max_tokens": int(max_tokens), "seed": seed},
                          sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+_JSON_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", flags=re.S)
+
+
+def strip_json_fence(text: Optional[str]) -> str:
+    """The answer text, stripped, without a surrounding ```json ... ``` (or bare ```) fence."""
+    raw = (text or "").strip()
+    fence = _JSON_FENCE.fullmatch(raw)
+    return fence.group(1) if fence else raw
+
+
+def parse_json_answer(text: Optional[str]) -> tuple[Any, Optional[str]]:
+    """``(obj, None)`` for a (possibly fenced) JSON answer, ``(None, "not JSON")`` when it does not parse.
+
+    ``obj`` is whatever the JSON holds (not necessarily an object); callers check its type.
+    """
+    try:
+        return json.loads(strip_json_fence(text)), None
+    except json.JSONDecodeError:
+        return None, "not JSON"
 
 
 class LLMClient:

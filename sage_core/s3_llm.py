@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Optional
 
-from .llm_client import LLMClient, LLMUsage
+from .llm_client import LLMClient, LLMUsage, parse_json_answer
 from .types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
 from .workflow import WorkflowSpec
 
@@ -138,14 +137,9 @@ class S3Verifier:
     @staticmethod
     def parse(text: str) -> tuple[Decision, float, str]:
         """Strict parse; returns (decision, confidence, rationale). Malformed -> abstain, 0."""
-        raw = (text or "").strip()
-        fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", raw, flags=re.S)
-        if fence:
-            raw = fence.group(1)
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            return Decision.ABSTAIN, 0.0, f"unparsable S3 answer (not JSON): {text[:120]!r}"
+        obj, error = parse_json_answer(text)
+        if error is not None:
+            return Decision.ABSTAIN, 0.0, f"unparsable S3 answer ({error}): {text[:120]!r}"
         if not isinstance(obj, dict):
             return Decision.ABSTAIN, 0.0, f"unparsable S3 answer (not an object): {text[:120]!r}"
         ans = obj.get("answer")

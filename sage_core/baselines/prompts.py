@@ -13,6 +13,7 @@ import json
 import re
 from typing import Optional
 
+from ..llm_client import parse_json_answer, strip_json_fence
 from ..types import Turn
 from ..workflow import WorkflowSpec
 
@@ -134,14 +135,7 @@ def parse_label(text: str, want_confidence: bool = False) -> tuple[Optional[str]
     A bare ``failure``/``clean`` word (optionally followed by a class) is accepted
     when no confidence is asked for; unparsable answers give label None.
     """
-    raw = (text or "").strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", raw, flags=re.S)
-    if fence:
-        raw = fence.group(1)
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError:
-        obj = None
+    obj, _ = parse_json_answer(text)
     if isinstance(obj, dict):
         label = _norm_label(obj.get("label"))
         cls = _norm_class(obj.get("class")) if label == "failure" else None
@@ -153,7 +147,7 @@ def parse_label(text: str, want_confidence: bool = False) -> tuple[Optional[str]
         return label, cls, (float(conf) if conf is not None else None)
     if want_confidence:
         return None, None, None
-    m = re.fullmatch(r"(failure|clean|acceptable)\W*(IUV|WNF|PC|UV)?\W*", raw, flags=re.I)
+    m = re.fullmatch(r"(failure|clean|acceptable)\W*(IUV|WNF|PC|UV)?\W*", strip_json_fence(text), flags=re.I)
     if not m:
         return None, None, None
     label = _norm_label(m.group(1))
