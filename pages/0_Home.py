@@ -5,6 +5,8 @@ annotation, agreement, risk-coverage) work on whatever is loaded here.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 import streamlit as st
 
@@ -14,6 +16,10 @@ from ui.session import current_slice, set_slice
 
 st.title("SAGE Studio")
 st.caption("State-grounded, abstention-aware evaluation of task-oriented dialogue agents, turn by turn.")
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
 
 
 def _load_section() -> None:
@@ -61,24 +67,35 @@ def _summary(ls) -> None:
 def _run_section(ls) -> None:
     st.subheader("2. Evaluate")
     c1, c2 = st.columns(2)
-    cfg_label = c1.selectbox("Configuration", list(runs.CONFIGS), key="run_config")
+    cfg_label = c1.selectbox("Configuration", list(runs.CONFIGS), key="run_config",
+                             help="SAGE-Core = compiler + S1 + S2 (no paid calls); SAGE-LLM adds S3 (LLM) on "
+                                  "abstentions; no_S1 / no_S2 leave one stage out.")
     be_label = c2.selectbox("S2 backend", list(runs.BACKENDS), key="run_backend")
+    if runs.CONFIGS[cfg_label] == "sage-llm" and not runs.llm_configured():
+        c1.caption("No LLM endpoint configured: SAGE-LLM cannot run (see below when you press Run).")
     b1, b2 = st.columns(2)
-    todo = []
+    todo, batch = [], False
     if b1.button("Run", type="primary", key="run_one"):
         todo = [runs.CONFIGS[cfg_label]]
     if b2.button("Run all four configurations", key="run_all"):
-        todo = list(runs.CONFIGS.values())
+        todo, batch = list(runs.CONFIGS.values()), True
     backend = runs.BACKENDS[be_label]
     for cfg in todo:
         if runs.cached(ls, cfg, backend):
+            continue
+        if cfg == "sage-llm" and not runs.llm_configured():
+            if batch:  # the user asked for "everything": skipping the one that cannot run is expected
+                st.info("**SAGE-LLM skipped**: no LLM endpoint is configured. " + runs.LLM_HOWTO,
+                        icon=":material/info:")
+            else:  # an explicit choice that cannot be honoured
+                st.error("**SAGE-LLM cannot run**: no LLM endpoint is configured. " + runs.LLM_HOWTO)
             continue
         bar = st.progress(0.0, text=f"{runs.CONFIG_LABELS[cfg]}: starting")
 
         def tick(i: int, n: int, bar=bar, cfg=cfg) -> None:
             bar.progress(min(1.0, i / max(n, 1)), text=f"{runs.CONFIG_LABELS[cfg]}: {i}/{n} turns")
 
-        with guard():  # one configuration failing (e.g. no LLM endpoint) does not stop the others
+        with guard():  # one configuration failing (e.g. an unreachable endpoint) does not stop the others
             try:
                 res = runs.run(ls, cfg, backend, progress=tick)
             except BaseException:
@@ -98,37 +115,50 @@ def _results_section(ls) -> None:
     rows = []
     for r in done:
         row = {"configuration": r.label, "S2 backend requested": r.backend_requested,
-               "S2 backend that ran": r.backend_ran, "turns": len(r.verdicts), "seconds": round(r.seconds, 2),
+               "S2 backend that ran": r.backend_ran, "turns": len(r.verdicts), "wall time (s)": round(r.seconds, 2),
+               "ms / turn": round(1000 * r.seconds / max(len(r.verdicts), 1), 2),
                "paid calls": sum(v.paid_calls for v in r.verdicts),
                "cost (USD)": round(sum(v.cost_usd for v in r.verdicts), 4)}
         m = r.metrics
         if m:
             row.update({"precision": m.get("precision"), "recall": m.get("recall"), "F1": m.get("f1"),
-                        "undecided rate": m.get("undecided_rate")})
+                        "specificity (clean)": m.get("clean_specificity"), "undecided rate": m.get("undecided_rate")})
         rows.append(row)
     chosen = runs.cached(ls, runs.CONFIGS[st.session_state.get("run_config", "SAGE-Core")],
                          runs.BACKENDS[st.session_state.get("run_backend", next(iter(runs.BACKENDS)))])
     focus = chosen or last
     if focus.metrics:
         m = focus.metrics
-        st.markdown(f"**Headline metrics: {focus.key}** (against the slice's gold labels)")
-        c = st.columns(4)
-        c[0].metric("F1", f"{m['f1']:.3f}")
-        c[1].metric("Precision", f"{m['precision']:.3f}")
-        c[2].metric("Recall", f"{m['recall']:.3f}")
-        c[3].metric("Undecided", f"{m.get('undecided_rate', 0.0):.1%}")
-        extra = {k: m[k] for k in ("per_class_recall", "stage_shares") if k in m}
-        if extra:
-            c1, c2 = st.columns(2)
-            if "per_class_recall" in extra:
-                c1.markdown("**Recall per gold class**")
-                c1.dataframe(pd.DataFrame([extra["per_class_recall"]]), hide_index=True)
-            if "stage_shares" in extra:
-                c2.markdown("**Share of criteria decided per stage**")
-                c2.dataframe(pd.DataFrame([extra["stage_shares"]]), hide_index=True)
+        st.markdown(f"**Headline metrics: {focus.key}** (against the slice's gold labels; failure = positive "
+                    "class, undecided scored as acceptable)")
+        c = st.columns(5)
+        c[0].metric("F1", _fmt(m["f1"]))
+        c[1].metric("Precision", _fmt(m["precision"]))
+        c[2].metric("Recall", _fmt(m["recall"]))
+        c[3].metric("Specificity on clean turns", _fmt(m.get("clean_specificity")),
+                    help="Share of gold-clean turns judged acceptable (undecided counts as acceptable).")
+        c[4].metric("Undecided", f"{m.get('undecided_rate', 0.0):.1%}")
+        c1, c2 = st.columns(2)
+        per_class = m.get("per_class_recall") or {}
+        if per_class:
+            n_cls = Counter(t.gold.failure_class for t in ls.turns
+                            if t.gold is not None and t.gold.label == "failure" and t.gold.failure_class)
+            c1.markdown("**Recall per gold class** (share of the class's gold failures flagged as failure)")
+            c1.dataframe(pd.DataFrame([{"gold class": k, "gold failures": n_cls.get(k, 0), "recall": v}
+                                       for k, v in per_class.items()]), hide_index=True,
+                         column_config={"recall": st.column_config.NumberColumn(format="%.3f")})
+        if "stage_shares" in m:
+            c2.markdown(f"**Share of criteria decided per stage** ({m.get('n_criteria', 0)} criteria)")
+            c2.dataframe(pd.DataFrame([{"stage": k, "share": v} for k, v in m["stage_shares"].items()]),
+                         hide_index=True, column_config={"share": st.column_config.NumberColumn(format="percent")})
     else:
         st.caption("This slice has no gold labels: no headline metrics.")
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.markdown("**All runs on this slice**")
+    st.dataframe(pd.DataFrame(rows), hide_index=True,
+                 column_config={k: st.column_config.NumberColumn(format="%.3f")
+                                for k in ("precision", "recall", "F1", "specificity (clean)")}
+                 | {"undecided rate": st.column_config.NumberColumn(format="percent"),
+                    "cost (USD)": st.column_config.NumberColumn(format="$%.4f")})
     st.page_link("pages/1_Inspector.py", label="Inspect turns", icon=":material/search:")
 
 

@@ -14,7 +14,8 @@ from ui.session import current_slice
 
 st.title("Risk-coverage")
 st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "
-           "Only turns with gold labels count.")
+           "Only turns with gold labels count. Where a metric is undefined on the kept turns (precision with no "
+           "predicted failure, recall with no gold failure, F1 with neither) the line has a gap, not a 0.")
 
 
 def _on_pick() -> None:
@@ -62,10 +63,11 @@ with guard():
     st.altair_chart(_chart(df), key="rc_chart", on_select=_on_pick, selection_mode="pick", width="stretch")
 
     st.subheader("F1 at fixed coverage")
-    st.dataframe(pd.DataFrame([coverage.summary(ls, r) for r in results]), hide_index=True,
-                 column_config={k: st.column_config.NumberColumn(format="%.3f")
-                                for k in ("F1@100%", "F1@90%", "F1@80%", "AURC (error)")}
-                 | {"undecided rate": st.column_config.NumberColumn(format="percent")})
+    summ = pd.DataFrame([coverage.summary(ls, r) for r in results])
+    st.dataframe(summ.style.format({k: "{:.3f}" for k in ("F1@100%", "F1@90%", "F1@80%", "AURC (error)")}
+                                   | {"undecided rate": "{:.1%}"}, na_rep="n/a"), hide_index=True, key="rc_summary")
+    st.caption("F1@c: F1 on the c most confident share of the turns with gold; n/a = undefined (no gold and no "
+               "predicted failure kept). AURC: mean error rate over all coverages, lower is better.")
 
     st.subheader("Turns declined at a coverage")
     if st.session_state.get("rc_cfg") not in chosen:

@@ -4,6 +4,12 @@ The risk-coverage curve sorts turns by confidence (descending) and keeps the
 top k. Ties are broken by the input order (stable sort), so the curve is a
 deterministic function of the inputs. Undecided turns carry confidence 0 and
 are therefore the first to be dropped.
+
+Undefined points are NaN, never 0: precision with no predicted failure among
+the kept turns, recall with no gold failure, F1 with neither (tp + fp + fn = 0).
+At low coverage the kept set is often all-clean and all-accepted; drawing F1 = 0
+there would be a misleading cliff. Charts show NaN as a gap, tables as "n/a".
+The error rate is always defined.
 """
 from __future__ import annotations
 
@@ -16,17 +22,18 @@ import numpy as np
 @dataclass
 class CoverageRow:
     coverage: float  # n_kept / n
-    f1: float
-    precision: float
-    recall: float
+    f1: float  # NaN when the kept turns hold no gold and no predicted failure
+    precision: float  # NaN when no kept turn is predicted a failure
+    recall: float  # NaN when no kept turn is a gold failure
     error_rate: float  # share of kept turns whose prediction disagrees with gold
     n_kept: int
 
 
 def _div(a, b):
+    """a / b, NaN where b == 0 (the ratio is undefined there)."""
     a = np.asarray(a, float)
     b = np.asarray(b, float)
-    out = np.zeros(np.broadcast(a, b).shape)
+    out = np.full(np.broadcast(a, b).shape, np.nan)
     np.divide(a, b, out=out, where=b > 0)
     return out
 
@@ -70,7 +77,7 @@ def kept_count(n: int, coverage: float) -> int:
 
 
 def f1_at_coverage(y_true, y_pred, confidence, coverage: float) -> float:
-    """F1 on the most confident ``coverage`` share of turns (1.0 = all turns)."""
+    """F1 on the most confident ``coverage`` share of turns (1.0 = all turns); NaN where undefined."""
     rows = selective_curve(y_true, y_pred, confidence)
     if not rows:
         return 0.0

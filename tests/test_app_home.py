@@ -193,3 +193,42 @@ def test_sage_llm_runs_against_an_openai_compatible_endpoint(db_url, monkeypatch
         assert srv.count() > 0
         assert table.loc["SAGE-LLM", "paid calls"] == srv.count()
         assert {m.label for m in at.metric} >= {"F1", "Precision", "Recall"}
+
+
+def test_sage_llm_without_endpoint_error_when_chosen_notice_in_a_batch(db_url, monkeypatch):
+    from sage_core.settings import get_settings
+
+    monkeypatch.delenv("SAGE_LLM_API_KEY", raising=False)
+    get_settings.cache_clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.selectbox(key="run_config").set_value("SAGE-LLM").run()
+    at.button(key="run_one").click().run()  # an explicit choice that cannot run: an error with the how-to
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "SAGE-LLM cannot run" in at.error[0].value
+    assert "SAGE_LLM_BASE_URL" in at.error[0].value and "SAGE_LLM_API_KEY" in at.error[0].value
+
+    at.button(key="run_all").click().run()  # a batch: SAGE-LLM skipped with a notice, the others run
+    assert not at.exception and not at.error
+    assert any("SAGE-LLM skipped" in i.value and "SAGE_LLM_BASE_URL" in i.value for i in at.info)
+    table = at.dataframe[-1].value
+    assert set(table["configuration"]) == {"SAGE-Core", "no_S1", "no_S2"}
+
+
+def test_recall_per_class_and_clean_specificity(db_url):
+    demo = load_demo()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.button(key="run_one").click().run()
+    assert not at.exception and not at.error
+    vs = {v.turn_id: v for v in Evaluator(demo.registry, CascadeConfig.named("sage-core", s2_backend="offline"))
+          .evaluate(demo.turns)}
+    clean = [t for t in demo.turns if t.gold.label == "acceptable"]
+    spec = sum(not vs[t.turn_id].predicted_failure for t in clean) / len(clean)
+    assert {m.label: m.value for m in at.metric}["Specificity on clean turns"] == f"{spec:.3f}"
+    per_class = next(d.value for d in at.dataframe if "gold class" in d.value.columns).set_index("gold class")
+    assert "clean" not in per_class.index and "acceptable" not in per_class.index
+    for cls in ("IUV", "WNF", "PC", "UV"):
+        fails = [t for t in demo.turns if t.gold.label == "failure" and t.gold.failure_class == cls]
+        assert per_class.loc[cls, "gold failures"] == len(fails)
+        assert per_class.loc[cls, "recall"] == pytest.approx(
+            sum(vs[t.turn_id].predicted_failure for t in fails) / len(fails), abs=1e-4)

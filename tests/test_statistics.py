@@ -149,3 +149,20 @@ def test_selective_drops_low_confidence_errors_first():
     conf[[2, 7]] = 0.0
     assert f1_at_coverage(y, p, conf, 0.8) == 1.0
     assert f1_at_coverage(y, p, conf, 1.0) < 1.0
+
+
+def test_selective_undefined_points_are_nan_not_zero():
+    # the two most confident turns are clean and accepted: no gold and no predicted failure
+    y = [0, 0, 1, 0, 1]
+    p = [0, 0, 1, 1, 0]
+    c = [0.99, 0.95, 0.7, 0.6, 0.2]
+    rows = selective_curve(y, p, c)
+    for r in rows[:2]:
+        assert np.isnan(r.f1) and np.isnan(r.precision) and np.isnan(r.recall)
+        assert r.error_rate == 0.0
+    assert rows[2].f1 == 1.0 and rows[2].precision == 1.0 and rows[2].recall == 1.0
+    assert rows[3].precision == 0.5 and rows[3].recall == 1.0  # a false positive: precision defined
+    assert np.isnan(f1_at_coverage(y, p, c, 0.4)) and f1_at_coverage(y, p, c, 1.0) == pytest.approx(0.5)
+    # precision alone undefined: gold failures kept but none predicted (F1 = 0 is defined)
+    rows = selective_curve([1, 0], [0, 0], [0.9, 0.8])
+    assert np.isnan(rows[0].precision) and rows[0].recall == 0.0 and rows[0].f1 == 0.0

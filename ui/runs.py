@@ -111,6 +111,19 @@ def run(ls: LoadedSlice, config: str, backend: str,
     return res
 
 
+def llm_configured() -> bool:
+    """Whether an LLM endpoint is configured for S3 (``SAGE_LLM_API_KEY`` set; the base URL has a default)."""
+    from sage_core.settings import get_settings
+
+    return bool(get_settings().llm_api_key)
+
+
+LLM_HOWTO = ("SAGE-LLM sends S1/S2 abstentions to an LLM (S3) and needs an OpenAI-compatible endpoint: set "
+             "`SAGE_LLM_BASE_URL` (default `https://api.openai.com/v1`, e.g. `http://localhost:8000/v1` for vLLM) "
+             "and `SAGE_LLM_API_KEY` (any non-empty value for local servers) in the environment, then restart "
+             "`streamlit run app.py`.")
+
+
 # --- per-turn facts the pages filter and display on --------------------------
 def deciding_stages(v: TurnVerdict) -> list[str]:
     """Stages whose answer is final for at least one criterion (``none`` = all abstained)."""
