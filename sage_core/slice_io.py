@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any, Iterable, Optional, TextIO
+from typing import Any, Iterable, Iterator, Optional, TextIO
 
 from .errors import SageInputError
 from .types import AgentAct, Gold, Turn, UserValue, Utterance
@@ -122,16 +122,22 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
                 user_values, agent_acts, gold, meta)
 
 
-def parse_slice(stream: TextIO, name: str = "<input>") -> list[Turn]:
-    turns: list[Turn] = []
-    seen: set[str] = set()
-    for lineno, raw in enumerate(stream, start=1):
+def iter_jsonl(lines: Iterable[str], name: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` for each non-blank line; malformed JSON -> SageInputError naming the line."""
+    for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
-            d = json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError as e:
             raise SageInputError(f"malformed JSON: {e.msg} (column {e.colno})", file=name, line=lineno) from None
+        yield lineno, value
+
+
+def parse_slice(stream: TextIO, name: str = "<input>") -> list[Turn]:
+    turns: list[Turn] = []
+    seen: set[str] = set()
+    for lineno, d in iter_jsonl(stream, name):
         t = turn_from_dict(d, name, lineno)
         if t.turn_id in seen:
             raise SageInputError(f"duplicate turn_id '{t.turn_id}'", file=name, line=lineno, field="turn_id")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from .errors import SageInputError
+from .slice_io import iter_jsonl
 
 LABELS = ("failure", "acceptable", "undecided")
 CLASSES = ("IUV", "WNF", "PC", "UV")
@@ -166,13 +167,7 @@ def parse_evaluator_verdicts(text: str, name: str = "<input>", fmt: Optional[str
         first = next((ln for ln in text.splitlines() if ln.strip()), "")
         fmt = "jsonl" if first.lstrip().startswith("{") else "csv"
     if fmt == "jsonl":
-        for lineno, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise SageInputError(f"malformed JSON: {e.msg} (column {e.colno})", file=name, line=lineno) from None
+        for lineno, row in iter_jsonl(text.splitlines(), name):
             _add_row(ev, row, name, lineno, names)
     elif fmt == "csv":
         reader = csv.DictReader(io.StringIO(text))
