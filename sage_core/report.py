@@ -6,9 +6,18 @@ writes: Table 1 (F1 with 95 % bootstrap CI, paired Delta-F1 vs the strongest
 baseline, Holm-adjusted p), the per-tier ablation, routing anatomy, selective
 evaluation, cost/latency, SGD-X robustness, plus ``report.json`` with every
 number and two plots (cost-quality Pareto, risk-coverage).
+
+Two settings. When the slice carries ``user_values`` / ``agent_acts``
+annotations, Table 1 is computed on them; on an injected slice the injectors
+and the evaluator follow the same written contract, so that row is a
+consistency check. The report then adds Table 1b: the primary SAGE config
+re-run on the same turns with the annotations stripped (text-only: the
+compiler must extract the evidence), with the same columns and paired tests.
+``--strip-annotations`` makes the whole report text-only instead.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -77,8 +86,24 @@ class ReportData:
     routing: dict[str, dict] = field(default_factory=dict)
     selective: dict[str, dict] = field(default_factory=dict)
     sgdx: Optional[dict] = None
+    text_only: Optional[dict] = None
+    annotations_stripped: bool = False
     s2_backend: Optional[str] = None
     notes: list[str] = field(default_factory=list)
+
+
+# --- annotations -------------------------------------------------------------------
+def has_annotations(turns: Sequence[Turn]) -> bool:
+    """Does any turn carry annotated user values or agent acts (so a text-only run differs)?"""
+    return any(t.user_values is not None or t.agent_acts is not None for t in turns)
+
+
+def strip_annotations(turns: Sequence[Turn]) -> list[Turn]:
+    """Copies without ``user_values`` / ``agent_acts``: the compiler must extract evidence from text."""
+    return [dataclasses.replace(t, user_values=None, agent_acts=None) for t in turns]
+
+
+TEXT_ONLY_SUFFIX = " (text-only)"
 
 
 # --- sections ---------------------------------------------------------------------
@@ -143,6 +168,25 @@ def selective_stats(turns, ev: EvaluatorVerdicts) -> Optional[dict]:
             "undecided_rate": float(np.mean([ev.labels[i] == "undecided" for i in ids]))}
 
 
+def text_only_section(turns, annotated: EvaluatorVerdicts, text_only: EvaluatorVerdicts,
+                      baselines: dict[str, EvaluatorVerdicts], n_resamples: int, seed: int,
+                      clusters=None) -> dict:
+    """Table 1 for the text-only run: its row, paired tests vs the baselines (Holm) and vs the annotated run."""
+    ids = [t.turn_id for t in turns]
+    y = gold_vector(turns)
+    name = text_only.name
+    stats = evaluator_stats(turns, {name: text_only}, n_resamples, seed, clusters)[name]
+    paired, pairwise = paired_section(turns, text_only, baselines, n_resamples, seed, clusters)
+    pt = np.array(text_only.predicted(ids))
+    pa = np.array(annotated.predicted(ids))
+    vs_ann = paired_bootstrap(y, pt, {annotated.name: pa}, n_resamples=n_resamples, seed=seed, clusters=clusters)
+    return {"name": name, "annotated_name": annotated.name, "stats": stats, "paired": paired,
+            "pairwise": pairwise,
+            "vs_annotated": {"delta": vs_ann.delta, "lo": vs_ann.lo, "hi": vs_ann.hi, "p": vs_ann.p},
+            "changed_verdicts": int(sum(text_only.labels[i] != annotated.labels[i] for i in ids)),
+            "routing": routing_stats(text_only, ids), "selective": selective_stats(turns, text_only)}
+
+
 def sgdx_stats(per_variant: dict[str, EvaluatorVerdicts], turns) -> dict:
     """Mean/sigma of F1 over SGD-X variants and the share of turns judged alike in all of them."""
     ids = [t.turn_id for t in turns]
@@ -185,6 +229,11 @@ def render(data: ReportData, sage_name: str, baseline_names: Sequence[str], slic
               f"{shares}.", ""]
     else:
         L += ["No baseline verdict files were given (--baselines), so there is no paired test.", ""]
+    if data.annotations_stripped:
+        L += ["Annotations stripped (--strip-annotations): every SAGE run saw the text and the states only, "
+              "and the compiler extracted user values and agent acts itself (the text-only setting).", ""]
+    elif data.text_only:
+        L += _render_text_only(data, sage_name)
     if data.ablation:
         L += ["## Per-tier ablation", ""]
         rows = [[a["row"], a["config"], _ci((a["f1"], a["f1_lo"], a["f1_hi"])), _f(a["precision"]),
@@ -222,6 +271,48 @@ def render(data: ReportData, sage_name: str, baseline_names: Sequence[str], slic
     if data.notes:
         L += ["## Notes", ""] + [f"- {n}" for n in data.notes] + [""]
     return "\n".join(L)
+
+
+def _render_text_only(data: ReportData, sage_name: str) -> list[str]:
+    to = data.text_only
+    ev, e = data.evaluators, to["stats"]
+    L = ["## Table 1b: text-only setting (annotations stripped)", "",
+         f"Table 1 scores {sage_name} with the slice's annotated `user_values` / `agent_acts`. On an injected "
+         "slice the injectors and the evaluator follow the same written contract, so that row is a consistency "
+         f"check. Here {sage_name} is re-run on the same turns without those annotations: the compiler extracts "
+         "user values and agent acts from the text (a real extraction measurement). Baseline verdicts are the "
+         "same as in Table 1.", ""]
+    a = ev[sage_name]
+    va = to["vs_annotated"]
+    pw = to["pairwise"]
+    rows = [[to["name"], _ci((e["f1"], e["f1_lo"], e["f1_hi"])), _f(e["precision"]), _f(e["recall"]),
+             *[_f(e["per_class_recall"][c], 2) for c in CLASSES], "—", "—", "—"],
+            [f"{sage_name} (annotated)", _ci((a["f1"], a["f1_lo"], a["f1_hi"])), _f(a["precision"]),
+             _f(a["recall"]), *[_f(a["per_class_recall"][c], 2) for c in CLASSES],
+             f"{va['delta']:+.3f} [{va['lo']:+.3f}, {va['hi']:+.3f}]", _p(va["p"]), "n/a"]]
+    for k in pw:
+        b, d = ev[k], pw[k]
+        rows.append([k, _ci((b["f1"], b["f1_lo"], b["f1_hi"])), _f(b["precision"]), _f(b["recall"]),
+                     *[_f(b["per_class_recall"][c], 2) for c in CLASSES],
+                     f"{d['delta']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]", _p(d["p"]), _p(d["p_holm"])])
+    L += [_table(["evaluator", "F1 [95% CI]", "P", "R", *[f"R_{c}" for c in CLASSES],
+                  f"ΔF1 ({to['name']} − row)", "p", "p (Holm)"], rows), ""]
+    r = to["routing"]
+    line = (f"{to['changed_verdicts']} of {data.n} turn verdicts differ from the annotated run; text-only routing: "
+            f"{r['criteria']} criteria ({r['criteria_per_turn']:.2f}/turn), "
+            + ", ".join(f"{s} {r['shares'][s]:.1%}" for s in ("S1", "S2", "S3", "none"))
+            + f"; undecided turns {e['undecided_rate']:.1%}.")
+    sel = to.get("selective")
+    if sel:
+        line += " F1@" + ", F1@".join(f"{c}% {_f(v)}" for c, v in sel["f1_at"].items()) + "."
+    L += [line + " Holm adjusts over the baselines (as in Table 1); the annotated comparison is outside that family.",
+          ""]
+    if to["paired"]:
+        pr = to["paired"]
+        L += [f"**{to['name']} vs the strongest baseline** (re-selected inside each resample): "
+              f"ΔF1 = {pr['delta']:+.3f} [{pr['lo']:+.3f}, {pr['hi']:+.3f}], two-sided p = {_p(pr['p'])}; "
+              f"strongest on the full slice: {pr['best_baseline']}.", ""]
+    return L
 
 
 # --- plots -----------------------------------------------------------------------------
@@ -293,8 +384,12 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
                  baselines: dict[str, EvaluatorVerdicts], *, primary: str = "sage-core",
                  sgdx: Optional[dict[str, EvaluatorVerdicts]] = None, s2_backend: Optional[str] = None,
                  n_resamples: int = 10_000, seed: int = 0, cluster_by_dialogue: bool = False,
-                 notes: Sequence[str] = ()) -> ReportData:
-    """All sections from verdicts already computed (the CLI runs SAGE, tests pass verdicts)."""
+                 notes: Sequence[str] = (), text_only: Optional[EvaluatorVerdicts] = None,
+                 annotations_stripped: bool = False) -> ReportData:
+    """All sections from verdicts already computed (the CLI runs SAGE, tests pass verdicts).
+
+    ``text_only``: the primary config's verdicts on the same turns without annotations (Table 1b).
+    """
     if primary not in sage:
         raise SageInputError(f"the primary SAGE config '{primary}' was not run", field="configs")
     clash = set(sage) & set(baselines)
@@ -303,7 +398,8 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
                              "set a distinct 'evaluator' field", field="evaluator")
     ids = [t.turn_id for t in turns]
     clusters = np.array([t.dialogue_id for t in turns]) if cluster_by_dialogue else None
-    data = ReportData(n=len(turns), s2_backend=s2_backend, notes=list(notes))
+    data = ReportData(n=len(turns), s2_backend=s2_backend, notes=list(notes),
+                      annotations_stripped=annotations_stripped)
     table_evs = {primary: sage[primary], **{k: v for k, v in sage.items() if k == "sage-llm"}, **baselines}
     data.evaluators = evaluator_stats(turns, table_evs, n_resamples, seed, clusters)
     data.paired, data.pairwise = paired_section(turns, sage[primary], baselines, n_resamples, seed, clusters)
@@ -333,6 +429,11 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
             data.selective[k] = s
     if sgdx:
         data.sgdx = sgdx_stats(sgdx, turns)
+    if text_only is not None:
+        if text_only.name in table_evs or text_only.name in baselines:
+            text_only = dataclasses.replace(text_only, name=primary + TEXT_ONLY_SUFFIX)
+        data.text_only = text_only_section(turns, sage[primary], text_only, baselines, n_resamples, seed,
+                                           clusters)
     if cluster_by_dialogue:
         data.notes.append("CIs and paired tests resample whole dialogues (cluster bootstrap).")
     return data
@@ -381,6 +482,10 @@ def add_arguments(p) -> None:
     p.add_argument("--n-resamples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cluster-by-dialogue", action="store_true", help="bootstrap whole dialogues")
+    p.add_argument("--strip-annotations", action="store_true",
+                   help="drop user_values/agent_acts from every turn: the whole report is text-only")
+    p.add_argument("--no-text-only", action="store_true",
+                   help="skip Table 1b (the primary config re-run without annotations)")
     p.add_argument("--out-dir", default=None, help="write report.md, report.json, PNG plots and SAGE verdicts here")
 
 
@@ -399,12 +504,21 @@ def run(args) -> int:
     turns = read_slice(args.slice)
     validate_against(turns, registry, args.slice)
     gold_vector(turns)
+    strip = bool(getattr(args, "strip_annotations", False))
+    annotated = has_annotations(turns)
+    if strip:
+        turns = strip_annotations(turns)
+    want_text_only = annotated and not strip and not getattr(args, "no_text_only", False)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     unknown = [c for c in configs if c not in SAGE_CONFIGS]
     if unknown or not configs:
         raise SageInputError(f"unknown config(s) {', '.join(unknown) or '(none)'}; use {', '.join(SAGE_CONFIGS)}",
                              field="configs")
     notes = []
+    if strip and annotated:
+        notes.append("--strip-annotations: user_values/agent_acts removed before every SAGE run.")
+    elif not annotated:
+        notes.append("The slice carries no user_values/agent_acts annotations: every run is already text-only.")
     # an endpoint counts as configured with a key, or with a non-default (e.g. local) base URL
     llm_configured = bool(settings.llm_api_key) or "api.openai.com" not in settings.llm_base_url
     if llm_configured and "sage-llm" not in configs:
@@ -431,7 +545,8 @@ def run(args) -> int:
         from .workflow import load_sgd_schema
         for schema_path in sgdx_variants(args.sgdx_dir):
             vreg = load_sgd_schema(schema_path)
-            variants[schema_path.parent.name] = (vreg, remap_turns(turns, sgdx_slot_map(registry, vreg), vreg))
+            vturns = remap_turns(turns, sgdx_slot_map(registry, vreg), vreg)
+            variants[schema_path.parent.name] = (vreg, strip_annotations(vturns) if strip else vturns)
     sage, verdicts, backend_name = {}, {}, None
     for cfg in configs:
         try:
@@ -446,6 +561,13 @@ def run(args) -> int:
         backend_name = backend_name or bname
         notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn, "
                      "first run includes model loading).")
+    text_only = None
+    if want_text_only:
+        vs, _, secs = run_sage(strip_annotations(turns), registry, primary, backend)
+        name = primary + TEXT_ONLY_SUFFIX
+        verdicts[primary + "_text-only"] = vs
+        text_only = dataclasses.replace(from_turn_verdicts(primary, vs), name=name)
+        notes.append(f"{name}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn).")
     sgdx = None
     if variants:
         sgdx = {}
@@ -454,7 +576,8 @@ def run(args) -> int:
             sgdx[name] = from_turn_verdicts(primary, vs)
     data = build_report(turns, sage, baselines, primary=primary, sgdx=sgdx, s2_backend=backend_name,
                         n_resamples=args.n_resamples, seed=args.seed,
-                        cluster_by_dialogue=args.cluster_by_dialogue, notes=notes)
+                        cluster_by_dialogue=args.cluster_by_dialogue, notes=notes, text_only=text_only,
+                        annotations_stripped=strip)
     md = render(data, primary, list(baselines), Path(args.slice).name)
     print(md)
     if args.out_dir:
@@ -471,4 +594,5 @@ def run(args) -> int:
 
 
 __all__ = ["build_report", "render", "write_outputs", "ReportData", "pareto_front", "per_class_recall",
-           "routing_stats", "sgdx_stats", "add_arguments", "run"]
+           "routing_stats", "sgdx_stats", "text_only_section", "has_annotations", "strip_annotations",
+           "add_arguments", "run"]

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from sage_core.errors import SageInputError
-from sage_core.report import build_report, pareto_front, render, sgdx_stats, write_outputs
+from sage_core.report import (build_report, has_annotations, pareto_front, render, sgdx_stats, strip_annotations,
+                               write_outputs)
 from sage_core.statistics import holm_bonferroni, paired_bootstrap, prf
-from sage_core.types import Gold, Turn
+from sage_core.types import AgentAct, Gold, Turn, UserValue
 from sage_core.verdict_io import EvaluatorVerdicts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -193,6 +194,13 @@ def test_cli_end_to_end_on_sgd_with_sgdx(shared_data, sgd_schema_path, tmp_path)
     for f in ("report.md", "pareto.png", "risk_coverage.png"):
         assert (out / f).stat().st_size > 0
     assert "Table 1" in r.stdout and "SGD-X robustness" in r.stdout
+    # the slice carries annotations, so Table 1b (text-only re-run) is always there
+    assert "Table 1b: text-only" in r.stdout and "sage-core (text-only)" in r.stdout
+    to = data["text_only"]
+    assert to["name"] == "sage-core (text-only)" and 0 <= to["stats"]["f1"] <= 1
+    assert to["pairwise"]["always-fail"]["delta"] == pytest.approx(to["stats"]["f1"] - 2 / 3)
+    assert to["vs_annotated"]["delta"] == pytest.approx(to["stats"]["f1"] - sage_f1)
+    assert len(read_evaluator_verdicts(out / "verdicts_sage-core_text-only.jsonl")) == 40
 
 
 def test_ablation_p_values_are_holm_adjusted(setup):
@@ -202,3 +210,77 @@ def test_ablation_p_values_are_holm_adjusted(setup):
     assert [a["config"] for a in tested] == ["no_s1", "no_s2"]
     assert [a["p_holm"] for a in tested] == pytest.approx(holm_bonferroni([a["p"] for a in tested]))
     assert "p / p (Holm)" in render(d, "sage-core", list(base))
+
+
+def test_text_only_table(setup):
+    ts, sage, base = setup
+    rng = np.random.default_rng(1)
+    text = verdicts("sage-core", ts, {0, 7, 11, 14, 22}, rng, stages=["S2", "S2", "none"])  # 3 more errors
+    d = build_report(ts, sage, base, n_resamples=400, text_only=text)
+    to = d.text_only
+    assert to["name"] == "sage-core (text-only)"  # renamed: it would clash with the annotated row
+    y = np.array([t.gold.label == "failure" for t in ts], int)
+    ids = [t.turn_id for t in ts]
+    pt = np.array(text.predicted(ids))
+    m = prf(y, pt)
+    assert to["stats"]["f1"] == pytest.approx(m["f1"]) and to["stats"]["f1_lo"] <= m["f1"] <= to["stats"]["f1_hi"]
+    assert to["stats"]["precision"] == pytest.approx(m["precision"])
+    # same per-class recall definition as Table 1: turn 0 (IUV), 14 (PC), 22 (UV) are failures missed
+    assert to["stats"]["per_class_recall"]["IUV"] == pytest.approx(7 / 8)
+    assert to["stats"]["per_class_recall"]["WNF"] == 1.0
+    ps = {k: paired_bootstrap(y, pt, {k: base[k].predicted(ids)}, 400).p for k in base}
+    assert [to["pairwise"][k]["p_holm"] for k in base] == pytest.approx(holm_bonferroni([ps[k] for k in base]))
+    for k in base:
+        assert to["pairwise"][k]["delta"] == pytest.approx(m["f1"] - d.evaluators[k]["f1"])
+    assert to["vs_annotated"]["delta"] == pytest.approx(m["f1"] - d.evaluators["sage-core"]["f1"])
+    assert to["changed_verdicts"] == 3
+    assert to["routing"]["shares"]["none"] == pytest.approx(1 / 3)
+    assert to["paired"]["best_baseline"] in base
+    # Table 1 itself is unchanged by the text-only run
+    assert set(d.evaluators) == {"sage-core", "geval", "direct"}
+    md = render(d, "sage-core", list(base))
+    assert "Table 1b: text-only setting" in md and "consistency check" in md
+    assert "| sage-core (text-only) |" in md and "| sage-core (annotated) |" in md
+    t1 = md.split("## Table 1b")[0]
+    assert "(text-only)" not in t1
+    back = json.loads(json.dumps(dataclasses_asdict(d), default=str))
+    assert back["text_only"]["stats"]["f1"] == pytest.approx(m["f1"])
+
+
+def dataclasses_asdict(d):
+    from dataclasses import asdict
+    return asdict(d)
+
+
+def test_no_text_only_section_without_it(setup):
+    ts, sage, base = setup
+    d = build_report(ts, sage, base, n_resamples=100)
+    assert d.text_only is None and "Table 1b" not in render(d, "sage-core", list(base))
+    d = build_report(ts, sage, base, n_resamples=100, annotations_stripped=True)
+    md = render(d, "sage-core", list(base))
+    assert "Table 1b" not in md and "Annotations stripped" in md
+
+
+def test_strip_and_has_annotations():
+    t = Turn("d:1", "d", "S_1:I", [], "at 7 pm", "What city?", {}, {"time": "19:00"},
+             user_values=[UserValue("time", "7 pm", (3, 7))], agent_acts=[AgentAct("REQUEST", "city")],
+             gold=Gold("acceptable", None), meta={"x": 1})
+    assert has_annotations([t]) and not has_annotations(strip_annotations([t]))
+    (s,) = strip_annotations([t])
+    assert s.user_values is None and s.agent_acts is None
+    assert t.user_values and t.agent_acts  # the original is untouched
+    assert (s.turn_id, s.user, s.agent, s.state_after, s.gold, s.meta) == (t.turn_id, t.user, t.agent,
+                                                                          t.state_after, t.gold, t.meta)
+
+
+def test_cli_strip_annotations(tmp_path):
+    pytest.importorskip("sage_core.cascade")
+    slice_ = REPO / "data" / "demo" / "demo_slice.jsonl"
+    schema = REPO / "data" / "demo" / "schema.json"
+    r = _run_cli(["--slice", str(slice_), "--schema", str(schema), "--configs", "sage-core",
+                  "--n-resamples", "200", "--strip-annotations", "--out-dir", str(tmp_path)])
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Annotations stripped" in r.stdout and "Table 1b" not in r.stdout
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["annotations_stripped"] is True and data["text_only"] is None
+    assert not (tmp_path / "verdicts_sage-core_text-only.jsonl").exists()
