@@ -32,6 +32,12 @@ def _check_slot(spec: WorkflowSpec, slot: Optional[str], fld: str, turn: Turn, a
     raise SageInputError(f"slot '{slot}' is not in the schema of {spec.id}", line=_line(turn), field=fld)
 
 
+def _check_slots(spec: WorkflowSpec, items, fld: str, turn: Turn, allow_pseudo: bool) -> None:
+    """``_check_slot`` for every user value / agent act of a list, named ``fld[i].slot``."""
+    for i, x in enumerate(items):
+        _check_slot(spec, x.slot, f"{fld}[{i}].slot", turn, allow_pseudo=allow_pseudo)
+
+
 def info_state(turn: Turn, user_values: list[UserValue]) -> dict[str, str]:
     """What the agent knows when it replies: s_{t-1} updated with u_t's user values."""
     st = {k: v for k, v in turn.state_before.items() if v is not None and str(v).strip()}
@@ -84,10 +90,8 @@ def validate_turn(turn: Turn, spec: WorkflowSpec) -> None:
     for fld, st in (("state_before", turn.state_before), ("state_after", turn.state_after)):
         for slot in st:
             _check_slot(spec, slot, f"{fld}.{slot}", turn, allow_pseudo=False)
-    for i, uv in enumerate(turn.user_values or []):
-        _check_slot(spec, uv.slot, f"user_values[{i}].slot", turn, allow_pseudo=False)
-    for i, a in enumerate(turn.agent_acts or []):
-        _check_slot(spec, a.slot, f"agent_acts[{i}].slot", turn, allow_pseudo=True)
+    _check_slots(spec, turn.user_values or [], "user_values", turn, allow_pseudo=False)
+    _check_slots(spec, turn.agent_acts or [], "agent_acts", turn, allow_pseudo=True)
 
 
 def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
@@ -95,14 +99,12 @@ def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
     """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent."""
     floor = get_settings().extraction_floor if floor is None else floor
     if turn.user_values is not None:
-        for i, uv in enumerate(turn.user_values):
-            _check_slot(spec, uv.slot, f"user_values[{i}].slot", turn, allow_pseudo=False)
+        _check_slots(spec, turn.user_values, "user_values", turn, allow_pseudo=False)
         uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
     else:
         uvs = extract_user_values(turn, spec, floor)
     if turn.agent_acts is not None:
-        for i, a in enumerate(turn.agent_acts):
-            _check_slot(spec, a.slot, f"agent_acts[{i}].slot", turn, allow_pseudo=True)
+        _check_slots(spec, turn.agent_acts, "agent_acts", turn, allow_pseudo=True)
         acts = [a for a in turn.agent_acts if a.confidence >= floor]
     else:
         acts = extract_agent_acts(turn, spec, floor)
