@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 Span = tuple[int, int]
 
@@ -299,19 +299,32 @@ def _time_from_match(idx: int, m: re.Match) -> Optional[TimeValue]:
     return None
 
 
-def iter_times(text: str) -> Iterator[tuple[TimeValue, Span]]:
-    """Every time expression in text; earlier patterns win on overlaps."""
+def _iter_matches(patterns, text: str, convert: Callable) -> Iterator[tuple[Any, Span]]:
+    """``(value, span)`` for every match of ``patterns`` in text, earlier patterns winning on overlaps;
+    ``convert(pattern index, match)`` gives the value, or None to pass the match over (its span stays free)."""
     taken: list[Span] = []
-    for idx, pat in enumerate(_TIME_PATTERNS):
+    for idx, pat in enumerate(patterns):
         for m in pat.finditer(text or ""):
             sp = (m.start(), m.end())
             if any(sp[0] < b and a < sp[1] for a, b in taken):
                 continue
-            tv = _time_from_match(idx, m)
-            if tv is None or tv.hour > 23 or tv.minute > 59:
+            value = convert(idx, m)
+            if value is None:
                 continue
             taken.append(sp)
-            yield tv, sp
+            yield value, sp
+
+
+def _valid_time(idx: int, m: re.Match) -> Optional[TimeValue]:
+    tv = _time_from_match(idx, m)
+    if tv is None or tv.hour > 23 or tv.minute > 59:
+        return None
+    return tv
+
+
+def iter_times(text: str) -> Iterator[tuple[TimeValue, Span]]:
+    """Every time expression in text; earlier patterns win on overlaps."""
+    return _iter_matches(_TIME_PATTERNS, text, _valid_time)
 
 
 @lru_cache(maxsize=4096)
@@ -397,22 +410,19 @@ def _date_from_match(idx: int, m: re.Match) -> Optional[DateValue]:
     return None
 
 
+def _valid_date(idx: int, m: re.Match) -> Optional[DateValue]:
+    try:
+        dv = _date_from_match(idx, m)
+    except (KeyError, ValueError, TypeError):
+        return None
+    if dv is None or (dv.day is not None and not 1 <= dv.day <= 31) or \
+            (dv.month is not None and not 1 <= dv.month <= 12):
+        return None
+    return dv
+
+
 def iter_dates(text: str) -> Iterator[tuple[DateValue, Span]]:
-    taken: list[Span] = []
-    for idx, pat in enumerate(_DATE_PATTERNS):
-        for m in pat.finditer(text or ""):
-            sp = (m.start(), m.end())
-            if any(sp[0] < b and a < sp[1] for a, b in taken):
-                continue
-            try:
-                dv = _date_from_match(idx, m)
-            except (KeyError, ValueError, TypeError):
-                dv = None
-            if dv is None or (dv.day is not None and not 1 <= dv.day <= 31) or \
-                    (dv.month is not None and not 1 <= dv.month <= 12):
-                continue
-            taken.append(sp)
-            yield dv, sp
+    return _iter_matches(_DATE_PATTERNS, text, _valid_date)
 
 
 @lru_cache(maxsize=4096)
