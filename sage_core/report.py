@@ -265,9 +265,18 @@ def render(data: ReportData, sage_name: str, baseline_names: Sequence[str], slic
         s = data.sgdx
         L += ["## SGD-X robustness", "", f"{sage_name} re-run with the slice remapped to each variant schema "
               "(utterances unchanged).", ""]
-        L += [_table(["variant", "F1"], [[v, _f(f)] for v, f in s["f1"].items()]), ""]
+        st = s.get("text_only")
+        if st:
+            L += [_table(["variant", "F1 (annotated)", "F1 (text-only)"],
+                         [[v, _f(f), _f(st["f1"].get(v))] for v, f in s["f1"].items()]), ""]
+        else:
+            L += [_table(["variant", "F1"], [[v, _f(f)] for v, f in s["f1"].items()]), ""]
         L += [f"Mean F1 {_f(s['mean_f1'])}, σ {_f(s['sigma_f1'])} (population, over {len(s['f1'])} variants); "
               f"verdict invariant across all variants for {s['invariant_share']:.1%} of turns.", ""]
+        if st:
+            L += [f"Text-only (annotations stripped, so the compiler extracts evidence against the renamed "
+                  f"slots and descriptions): mean F1 {_f(st['mean_f1'])}, σ {_f(st['sigma_f1'])}; verdict "
+                  f"invariant across all variants for {st['invariant_share']:.1%} of turns.", ""]
     if data.notes:
         L += ["## Notes", ""] + [f"- {n}" for n in data.notes] + [""]
     return "\n".join(L)
@@ -385,10 +394,12 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
                  sgdx: Optional[dict[str, EvaluatorVerdicts]] = None, s2_backend: Optional[str] = None,
                  n_resamples: int = 10_000, seed: int = 0, cluster_by_dialogue: bool = False,
                  notes: Sequence[str] = (), text_only: Optional[EvaluatorVerdicts] = None,
-                 annotations_stripped: bool = False) -> ReportData:
+                 annotations_stripped: bool = False,
+                 sgdx_text_only: Optional[dict[str, EvaluatorVerdicts]] = None) -> ReportData:
     """All sections from verdicts already computed (the CLI runs SAGE, tests pass verdicts).
 
-    ``text_only``: the primary config's verdicts on the same turns without annotations (Table 1b).
+    ``text_only``: the primary config's verdicts on the same turns without annotations (Table 1b);
+    ``sgdx_text_only``: the same per SGD-X variant (a second F1 column in the SGD-X section).
     """
     if primary not in sage:
         raise SageInputError(f"the primary SAGE config '{primary}' was not run", field="configs")
@@ -429,6 +440,8 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
             data.selective[k] = s
     if sgdx:
         data.sgdx = sgdx_stats(sgdx, turns)
+        if sgdx_text_only:
+            data.sgdx["text_only"] = sgdx_stats(sgdx_text_only, turns)
     if text_only is not None:
         if text_only.name in table_evs or text_only.name in baselines:
             text_only = dataclasses.replace(text_only, name=primary + TEXT_ONLY_SUFFIX)
@@ -559,8 +572,8 @@ def run(args) -> int:
         verdicts[cfg] = vs
         sage[cfg] = from_turn_verdicts(cfg, vs)
         backend_name = backend_name or bname
-        notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn, "
-                     "first run includes model loading).")
+        notes.append(f"{cfg}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn"
+                     + (", includes model loading)." if len(sage) == 1 else ")."))
     text_only = None
     if want_text_only:
         vs, _, secs = run_sage(strip_annotations(turns), registry, primary, backend)
@@ -568,16 +581,19 @@ def run(args) -> int:
         verdicts[primary + "_text-only"] = vs
         text_only = dataclasses.replace(from_turn_verdicts(primary, vs), name=name)
         notes.append(f"{name}: {len(turns)} turns in {secs:.2f} s ({1000 * secs / len(turns):.1f} ms/turn).")
-    sgdx = None
+    sgdx, sgdx_text = None, None
     if variants:
-        sgdx = {}
+        sgdx, sgdx_text = {}, ({} if text_only is not None else None)
         for name, (vreg, vturns) in variants.items():
             vs, _, _ = run_sage(vturns, vreg, primary, backend)
             sgdx[name] = from_turn_verdicts(primary, vs)
+            if sgdx_text is not None:
+                vs, _, _ = run_sage(strip_annotations(vturns), vreg, primary, backend)
+                sgdx_text[name] = from_turn_verdicts(primary, vs)
     data = build_report(turns, sage, baselines, primary=primary, sgdx=sgdx, s2_backend=backend_name,
                         n_resamples=args.n_resamples, seed=args.seed,
                         cluster_by_dialogue=args.cluster_by_dialogue, notes=notes, text_only=text_only,
-                        annotations_stripped=strip)
+                        annotations_stripped=strip, sgdx_text_only=sgdx_text)
     md = render(data, primary, list(baselines), Path(args.slice).name)
     print(md)
     if args.out_dir:

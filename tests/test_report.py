@@ -113,6 +113,22 @@ def test_sgdx_invariance():
     assert s["sigma_f1"] == pytest.approx(np.std([1, 1, f3]))
 
 
+def test_sgdx_text_only_column():
+    ts = turns(6)
+    mk = lambda labs: EvaluatorVerdicts("sage-core", {t.turn_id: l for t, l in zip(ts, labs)},  # noqa: E731
+                                        {t.turn_id: 1.0 for t in ts})
+    F, A = "failure", "acceptable"
+    gold = [F, A, F, A, F, A]
+    sage = {"sage-core": mk(gold)}
+    ann = {"v1": mk(gold), "v2": mk(gold)}
+    txt = {"v1": mk(gold), "v2": mk([F, A, A, A, F, A])}
+    d = build_report(ts, sage, {}, n_resamples=50, sgdx=ann, sgdx_text_only=txt)
+    assert d.sgdx["mean_f1"] == 1.0 and d.sgdx["text_only"]["f1"]["v2"] == pytest.approx(0.8)
+    assert d.sgdx["text_only"]["invariant_share"] == pytest.approx(5 / 6)
+    md = render(d, "sage-core", [])
+    assert "| v2 | 1.000 | 0.800 |" in md and "F1 (text-only)" in md
+
+
 def test_render_and_outputs(setup, tmp_path):
     ts, sage, base = setup
     d = build_report(ts, sage, base, n_resamples=300, s2_backend="offline (test)", cluster_by_dialogue=True)
@@ -201,6 +217,8 @@ def test_cli_end_to_end_on_sgd_with_sgdx(shared_data, sgd_schema_path, tmp_path)
     assert to["pairwise"]["always-fail"]["delta"] == pytest.approx(to["stats"]["f1"] - 2 / 3)
     assert to["vs_annotated"]["delta"] == pytest.approx(to["stats"]["f1"] - sage_f1)
     assert len(read_evaluator_verdicts(out / "verdicts_sage-core_text-only.jsonl")) == 40
+    assert sorted(data["sgdx"]["text_only"]["f1"]) == ["v1", "v2", "v3", "v4", "v5"]
+    assert "F1 (text-only)" in r.stdout
 
 
 def test_ablation_p_values_are_holm_adjusted(setup):
