@@ -23,6 +23,7 @@ PAGES = [
     st.Page("pages/3_Agreement.py", title="Agreement", icon=":material/group:", url_path="Agreement"),
     st.Page("pages/4_Risk_coverage.py", title="Risk-coverage", icon=":material/show_chart:",
             url_path="Risk_coverage"),
+    st.Page("pages/5_Dialogues.py", title="Dialogues", icon=":material/forum:", url_path="Dialogues"),
 ]
 
 if annotation_only():

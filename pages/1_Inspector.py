@@ -112,6 +112,11 @@ def _turn_detail(ls, res, tid: str) -> None:
 with guard():
     ls = current_slice()
     done = runs.ensure_runs(ls)
+    qr = st.query_params.get("run")  # deep links may name the run (e.g. from the Dialogues page)
+    if qr and qr != st.session_state.get("_insp_qr"):
+        st.session_state["_insp_qr"] = qr
+        if qr in [r.key for r in done]:
+            st.session_state["insp_run"] = qr
     res = runs.pick_run(done, key="insp_run")
     df = table.turn_table(ls, res)
     shown = table.apply(df, _filters(df))

@@ -21,6 +21,7 @@ from ui.errors import guard
 from ui.session import current_slice
 
 st.title("Agreement")
+BASELINES = "sage_baselines"  # session: name -> EvaluatorVerdicts uploaded on this page or on Dialogues
 
 STAT_NAMES = {"raw_agreement": "raw agreement", "cohen_kappa": "Cohen's kappa", "pabak": "PABAK",
               "gwet_ac1": "Gwet's AC1", "krippendorff_alpha": "Krippendorff's alpha"}
@@ -54,6 +55,7 @@ def _baselines() -> dict:
     for f in files or []:
         ev = parse_evaluator_verdicts(f.getvalue().decode("utf-8", errors="replace"), f.name)
         out[ev.name] = ev
+    st.session_state.setdefault(BASELINES, {}).update(out)  # the Dialogues page shows them too
     return out
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import coverage, runs
 from ui.errors import guard
-from ui.session import current_slice
+from ui.session import current_slice, inspector_link
 
 st.title("Risk-coverage")
 st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "
@@ -82,7 +82,7 @@ with guard():
     if st.session_state.get("rc_cov") not in levels:
         st.session_state["rc_cov"] = min(levels, key=lambda x: abs(x - 0.8))
     cov = st.select_slider("Coverage", levels, key="rc_cov", format_func=lambda x: f"{round(x * n)}/{n} ({x:.0%})")
-    dec = coverage.declined(ls, res, cov)
+    dec = coverage.declined(ls, res, cov, link=lambda tid: inspector_link(tid, ls, res.key))
     st.markdown(f"Keeping **{round(cov * n)} of {n}** turns; **{len(dec)}** declined "
                 f"(click a point on the chart to choose a coverage).")
     st.dataframe(dec, hide_index=True, key="rc_declined",

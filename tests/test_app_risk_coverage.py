@@ -98,7 +98,8 @@ def test_declined_turns_are_the_least_confident(page):
     undecided = {t for t, v in vs.items() if v.label.value == "undecided"}
     if 0 < len(undecided) <= n - k:
         assert undecided <= set(declined["turn_id"])
-    assert all(link == f"Inspector?turn={t}" for t, link in zip(declined["turn_id"], declined["link"]))
+    assert all(link.startswith(f"Inspector?turn={t}") and "run=no_S2" in link
+               for t, link in zip(declined["turn_id"], declined["link"]))
 
 
 def test_clicked_point_is_parsed_from_the_selection_state():

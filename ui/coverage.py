@@ -57,8 +57,12 @@ def summary(ls: LoadedSlice, res: RunResult) -> dict[str, Any]:
     return row
 
 
-def declined(ls: LoadedSlice, res: RunResult, coverage: float) -> pd.DataFrame:
-    """Turns left out when only the most confident ``coverage`` share is kept."""
+def declined(ls: LoadedSlice, res: RunResult, coverage: float, link=None) -> pd.DataFrame:
+    """Turns left out when only the most confident ``coverage`` share is kept.
+
+    ``link(turn_id)``: the Inspector URL (default ``Inspector?turn=<id>``).
+    """
+    link = link or (lambda tid: f"Inspector?turn={tid}")
     ids, yt, yp, conf = gold_arrays(ls, res)
     cols = ["turn_id", "verdict", "confidence", "gold", "outcome", "link"]
     if not ids:
@@ -71,7 +75,7 @@ def declined(ls: LoadedSlice, res: RunResult, coverage: float) -> pd.DataFrame:
         v = res.by_id[tid]
         gold = ls.by_id[tid].gold.label
         rows.append({"turn_id": tid, "verdict": v.label.value, "confidence": round(float(v.confidence), 3),
-                     "gold": gold, "outcome": outcome(v, gold), "link": f"Inspector?turn={tid}"})
+                     "gold": gold, "outcome": outcome(v, gold), "link": link(tid)})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -19,7 +19,25 @@ def _demo() -> LoadedSlice:
     return load_demo()
 
 
+@st.cache_resource(show_spinner=False)
+def _loaded() -> dict:
+    """Process-wide: content hash -> every slice loaded in any session, so deep links can name one."""
+    return {}
+
+
+def _from_link() -> LoadedSlice | None:
+    """The slice named by ``?slice=<content hash>`` (a deep link opened in a new tab is a new session)."""
+    try:
+        h = st.query_params.get("slice")
+    except Exception:  # noqa: BLE001 - no script context (plain Python)
+        return None
+    return _loaded().get(h) if h else None
+
+
 def current_slice() -> LoadedSlice:
+    linked = _from_link()
+    if linked is not None and st.session_state.get(KEY) is not linked:
+        st.session_state[KEY] = linked
     if KEY not in st.session_state:
         st.session_state[KEY] = _demo()
     return st.session_state[KEY]
@@ -32,6 +50,20 @@ def peek_slice() -> LoadedSlice:
 
 def set_slice(ls: LoadedSlice) -> None:
     st.session_state[KEY] = ls
+    _loaded()[ls.content_hash] = ls
+
+
+def inspector_link(turn_id: str, ls: LoadedSlice | None = None, run_key: str | None = None) -> str:
+    """Relative deep link to the Inspector for one turn, naming the slice (and run) it belongs to."""
+    from urllib.parse import quote, urlencode
+
+    ls = ls or peek_slice()
+    q = {"turn": turn_id}
+    if ls.content_hash in _loaded():  # the demo needs no slice parameter: a new session opens on it
+        q["slice"] = ls.content_hash
+    if run_key:
+        q["run"] = run_key
+    return "Inspector?" + urlencode(q, quote_via=quote)
 
 
 def annotation_only() -> bool:

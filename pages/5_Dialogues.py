@@ -1,0 +1,89 @@
+"""Dialogues: where does each annotator and each evaluator say a dialogue first goes wrong?
+
+Per dialogue of an audit, the first failing audited turn according to every
+annotator, every SAGE configuration run in this session and every uploaded
+baseline, whether they agree, and pairwise agreement on the first failing
+turn. Each turn links to the Inspector. Computation: ``audit.dialogue_view``.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from audit import consensus as cons
+from audit.dialogue_view import audit_dialogue_view
+from db import list_audits
+from sage_core.verdict_io import parse_evaluator_verdicts
+from ui import dialogues, runs
+from ui.errors import guard
+from ui.session import current_slice, inspector_link
+
+st.title("Dialogues")
+st.caption("First failing turn per dialogue, per annotator and per evaluator. The audit samples turns, so "
+           "\"first\" is the first failure among the dialogue's **audited** turns, in dialogue order; a source "
+           "counts for a dialogue only if it labelled all of them (otherwise: *partial* / *not fully labelled*). "
+           "Shaded cells differ from the annotators' shared answer.")
+BASELINES = "sage_baselines"
+
+with guard():
+    audits = list_audits()
+    if not audits:
+        st.info("No audit yet: create one on the Blind annotation page.")
+        st.stop()
+    names = [a.name for a in audits]
+    audit = st.selectbox("Audit", names, index=len(names) - 1, key="dlg_audit")
+    labels = cons.load_audit_labels(audit)
+
+    ls = current_slice()
+    evaluators: dict = {}
+    run_keys: dict[str, str] = {}
+    for r in runs.runs_for(ls):
+        evaluators[r.key] = {v.turn_id: v.label.value for v in r.verdicts}
+        run_keys[r.key] = r.key
+    files = st.file_uploader("Baseline verdicts (JSONL or CSV with turn_id,label); those uploaded on the "
+                             "Agreement page are included", accept_multiple_files=True,
+                             type=["jsonl", "json", "csv"], key="dlg_baselines")
+    for f in files or []:
+        ev = parse_evaluator_verdicts(f.getvalue().decode("utf-8", errors="replace"), f.name)
+        st.session_state.setdefault(BASELINES, {})[ev.name] = ev
+    evaluators.update(st.session_state.get(BASELINES, {}))
+    audited = {t.turn_id for t in labels.turns}
+    unrelated = [n for n, e in evaluators.items() if not audited & set(getattr(e, "labels", e))]
+    for n in unrelated:
+        evaluators.pop(n)
+    if unrelated:
+        st.caption("No verdict on any audited turn (another slice?), left out: " + ", ".join(unrelated))
+    if not evaluators:
+        st.caption("No evaluator on this audit yet: run SAGE on the home page (on the audited slice) or upload "
+                   "baseline verdicts.")
+
+    rows, pairs = audit_dialogue_view(labels, evaluators)
+    annotators = labels.annotators
+    sources = [*annotators, *evaluators]
+    if not annotators:
+        st.info("Nobody has labelled this audit yet.")
+    n_turns = sum(len(r.turn_ids) for r in rows)
+    st.caption(f"{len(rows)} dialogues, {n_turns} audited turns · annotators: {', '.join(annotators) or 'none'} · "
+               f"evaluators: {', '.join(evaluators) or 'none'}")
+    if audited - set(ls.by_id):
+        st.caption(f"{len(audited - set(ls.by_id))} audited turns are not in the current slice "
+                   f"({ls.name}): their Inspector links will not open them.")
+
+    st.subheader("First failing turn per dialogue")
+    only = st.toggle("Only dialogues where the sources disagree", key="dlg_only_diff")
+    shown = [r for r in rows if not only or dialogues._same(r, sources) is False]
+    st.markdown(dialogues.table_html(shown, sources, annotators,
+                                     lambda tid, src: inspector_link(tid, ls, run_keys.get(src))),
+                unsafe_allow_html=True)
+    plain = dialogues.frame(rows, sources, annotators)
+
+    st.subheader("Agreement on the first failing turn")
+    pf = dialogues.pairwise_frame(pairs)
+    if pf.empty:
+        st.caption("Needs at least two sources.")
+    else:
+        st.dataframe(pf.style.format({"same first failure": "{:.1%}"}, na_rep="n/a"), hide_index=True,
+                     key="dlg_pairs")
+        st.caption("Same first failure: share of the dialogues both sources labelled completely where they name "
+                   "the same first failing turn (both \"no failure\" counts as the same).")
+    st.download_button("First failures per dialogue (CSV)", plain.to_csv(index=False),
+                       file_name=f"{audit}_dialogues.csv", mime="text/csv", key="dlg_dl")
