@@ -75,10 +75,10 @@ def main(argv=None) -> int:
     import logging
     logging.disable(logging.INFO)  # the loader logs its statistics; we print our own
     from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.loaders.multiwoz import load_multiwoz_schema
     from sage_core.loaders.system_outputs import load_system_outputs
-    from sage_core.workflow import load_sgd_schema
 
-    registry = load_sgd_schema(schema)
+    registry = load_multiwoz_schema(schema)  # schema_2.2.json + the booking overlay (PC needs required slots)
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
     dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
     summary = []

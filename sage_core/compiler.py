@@ -4,6 +4,23 @@ Deterministic and stateless: the same (turn, spec) always yields the same
 criteria with the same ids, so verdicts can be diffed across runs and
 configs. Each criterion names its evidence ("user" / "agent" / "state") and
 a span into that text; what the verifiers decide lives elsewhere.
+
+Two inputs a loader may set when the turn's workflow or user side is a guess:
+
+- ``turn.meta["workflow_confidence"]`` (0-1, default 1): how sure the loader is
+  that the turn acts in ``turn.workflow`` (real system outputs, where the domain
+  is guessed from the state and the reply). Extracted agent requests get their
+  confidence multiplied by it, so a request whose domain is uncertain falls
+  below the extraction floor and no WNF is judged on it. Annotated acts are
+  taken as given.
+- a turn with no user text at all (``turn.user`` empty, no annotated
+  ``user_values``; e.g. system outputs without user utterances): for PC, the
+  values s_t holds count as known, since s_t is the only record of what u_t
+  said (the agent's own belief state when it replies).
+- ``turn.meta["untracked_slots"]``: slots the turn's state source never holds
+  (a system whose predicted states have no booking slots). PC leaves them out
+  of ``missing`` and lists them under ``untracked``; S1/S2 abstain on a PC whose
+  only missing slots are untracked.
 """
 from __future__ import annotations
 
@@ -108,7 +125,21 @@ def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
         acts = [a for a in turn.agent_acts if a.confidence >= floor]
     else:
         acts = extract_agent_acts(turn, spec, floor)
+        wconf = workflow_confidence(turn)
+        if wconf < 1.0:
+            acts = [a if a.act not in REQUEST_ACTS else AgentAct(a.act, a.slot, a.value, round(a.confidence * wconf, 3))
+                    for a in acts]
+            acts = [a for a in acts if a.confidence >= floor]
     return uvs, acts
+
+
+def workflow_confidence(turn: Turn) -> float:
+    """``turn.meta["workflow_confidence"]`` clipped to [0, 1]; 1.0 when absent or unreadable."""
+    try:
+        w = float((turn.meta or {}).get("workflow_confidence", 1.0))
+    except (TypeError, ValueError):
+        return 1.0
+    return min(1.0, max(0.0, w))
 
 
 def compile_turn(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None) -> list[Criterion]:
@@ -169,12 +200,17 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
     if confirms:
         # text-only turns: values s_t wrote that u_t expresses are user values too
         known = info_state(turn, uvs if turn.user_values is not None else uvs + grounded_user_values(turn, spec))
+        if turn.user_values is None and not (turn.user or "").strip():
+            known.update({k: v for k, v in turn.state_after.items() if v is not None and str(v).strip()})
         stated = stated_in_reply(turn, spec, acts)
+        untracked = set((turn.meta or {}).get("untracked_slots") or [])
         missing = [m for m in spec.missing_for_outcome(known) if m not in stated]
+        unknown = [m for m in missing if m in untracked]
+        missing = [m for m in missing if m not in untracked]
         cue = confirmation_cue(turn.agent)
         out.append(Criterion(
             cid("PC", None), FailureClass.PC,
-            {"missing": missing, "acts": sorted({a.act for a in confirms}),
+            {"missing": missing, "untracked": unknown, "acts": sorted({a.act for a in confirms}),
              "confidence": min(a.confidence for a in confirms), "required": list(spec.outcome_slots or spec.required)},
             "agent", cue[2] if cue else None,
             "the agent confirms while required slots are still empty"))
@@ -192,4 +228,4 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
     return out, uvs, acts
 
 
-__all__ = ["compile_turn", "validate_turn", "compile_with_evidence", "turn_evidence", "info_state", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]
+__all__ = ["compile_turn", "validate_turn", "compile_with_evidence", "turn_evidence", "info_state", "workflow_confidence", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]

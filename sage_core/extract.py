@@ -65,6 +65,9 @@ CONFIRM_CUES = [  # (regex, act, confidence)
      r"purchased|processed|completed|added|set)\b|\b(?:is|are) (?:now )?(?:booked|reserved|confirmed)\b|"
      r"\bsuccessfully (?:booked|reserved|made|scheduled|purchased|sent)\b|\bbooking is (?:complete|done)\b|"
      r"\b(?:is|was) successful\b|\bnow playing\b|\bstarted playing\b", "NOTIFY_SUCCESS", 0.85),
+    # MultiWOZ-style booking notices: "your reference number is [value_reference]", "reference number is : ..."
+    (r"\breference (?:number|code|no\.?)\s*(?:is\b|:)|\bbooking (?:was|is|has been) (?:successful|complete|completed|"
+     r"confirmed|made)\b", "NOTIFY_SUCCESS", 0.85),
 ]
 _CONFIRM_RES = [(re.compile(p, re.I), a, c) for p, a, c in CONFIRM_CUES]
 NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|without|never|nope|isn't|aren't|won't)\b", re.I)
@@ -81,6 +84,9 @@ def sentences(text: str) -> list[tuple[str, int]]:
         if s.strip():
             out.append((s, m.start()))
     return out
+
+
+DELEX = re.compile(r"\[[a-z]+(?:_[a-z]+)+\]")
 
 
 def previous_agent_text(turn: Turn) -> str:
@@ -118,13 +124,89 @@ KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred|the)\s+
                      r"\s+of\b", re.I)
 
 
+# MultiWOZ-style slot names ("train-leaveat"): the hint tables above key on SGD
+# slot-name tokens, and MultiWOZ names are run together ("leaveat", "bookpeople")
+# or shared between the two ends of a trip ("departure" is a place here, but also
+# "departure time"). Keyed on the part after "<domain>-"; each entry replaces the
+# generic own-token / NAME_HINTS / DIRECTION_HINTS weights for that slot. Only
+# names with a hyphen use it, and no SGD / SGD-X slot name has one.
+MWOZ_HINTS: dict[str, tuple[tuple[str, float], ...]] = {
+    "departure": (("departing from", 1.0), ("depart from", 1.0), ("leaving from", 1.0), ("leave from", 1.0),
+                  ("departure station", 0.9), ("departure location", 0.9), ("departure point", 0.9),
+                  ("starting from", 0.8), ("coming from", 0.8), ("from where", 0.8), ("where from", 0.8),
+                  ("pick you up", 0.8), ("picked up", 0.8), ("pick up", 0.7), ("departing", 0.6),
+                  ("departure", 0.6), ("origin", 0.6)),
+    "destination": (("destination", 1.0), ("where to", 0.8), ("going to", 0.8), ("headed", 0.7), ("heading", 0.7),
+                    ("travel to", 0.8), ("traveling to", 0.8), ("travelling to", 0.8), ("go to", 0.7),
+                    ("where are you going", 0.9), ("where would you like to go", 0.9), ("drop you off", 0.8),
+                    ("arriving at", 0.6), ("where", 0.6)),
+    "leaveat": (("departure time", 1.0), ("leaving time", 1.0), ("departure or arrival", 0.9),
+                ("arrival or departure", 0.9), ("leave by", 0.8), ("leave after", 0.9),
+                ("depart after", 0.9), ("leave", 0.6), ("leaving", 0.6), ("depart", 0.5), ("departure", 0.6),
+                ("what time", 0.5), ("when", 0.4)),
+    "arriveby": (("arrival time", 1.0), ("arrive by", 1.0), ("departure or arrival", 0.9), ("arrival or departure", 0.9),
+                 ("arrive", 0.6), ("arrival", 0.6), ("arriving", 0.6),
+                 ("get there", 0.6), ("be there", 0.6), ("what time", 0.5), ("when", 0.4)),
+    "bookday": (("what day", 0.8), ("which day", 0.8), ("day", 0.6), ("when", 0.4), ("date", 0.6)),
+    "day": (("what day", 0.8), ("which day", 0.8), ("day", 0.6), ("when", 0.4), ("date", 0.6)),
+    "bookpeople": (("how many people", 1.0), ("how many tickets", 1.0), ("how many guests", 1.0),
+                   ("for how many", 0.9), ("people", 0.6), ("tickets", 0.6), ("guests", 0.6), ("party", 0.6),
+                   ("how many", 0.5)),
+    "booktime": (("what time", 0.8), ("which time", 0.8), ("time", 0.8), ("when", 0.4)),
+    "bookstay": (("how many nights", 1.0), ("how many days", 0.9), ("how long", 0.8), ("nights", 0.8),
+                 ("staying", 0.4)),
+    "pricerange": (("price range", 1.0), ("price", 0.6), ("budget", 0.8), ("price point", 0.9)),
+    "price": (("price", 0.6), ("cost", 0.6), ("how much", 0.5), ("fare", 0.6)),
+    "area": (("area", 1.0), ("part of town", 1.0), ("side of town", 1.0), ("part of the city", 1.0),
+             ("location", 0.6), ("where", 0.4)),
+    "food": (("food", 1.0), ("cuisine", 1.0)),
+    "type": (("what type", 0.6), ("what kind", 0.6), ("which type", 0.6), ("kind of", 0.6), ("type", 0.6),
+             ("hotel or guesthouse", 1.0), ("guesthouse or hotel", 1.0), ("guesthouse or a hotel", 1.0),
+             ("hotel or a guesthouse", 1.0), ("car type", 1.0)),
+    "stars": (("stars", 1.0), ("star", 1.0), ("star rating", 1.0), ("rating", 0.6)),
+    "internet": (("internet", 1.0), ("wifi", 1.0), ("wi-fi", 1.0)),
+    "parking": (("parking", 1.0),),
+    "name": (("name", 0.6), ("which one", 0.4)),
+    "department": (("department", 1.0),),
+    "trainid": (("train id", 1.0), ("which train", 0.8)),
+}
+# In a sentence about a time ("a preferred departure or arrival time?"), a place
+# slot's weak words ("departure") do not count; its phrases ("departing from") do.
+MWOZ_TIME_EXCLUDED = {"departure", "destination"}
+
+
+def mwoz_suffix(slot: str) -> Optional[str]:
+    """``leaveat`` for ``train-leaveat``; None for names without a ``<domain>-`` prefix (SGD)."""
+    if "-" not in slot:
+        return None
+    return slot.split("-", 1)[1].lower() or None
+
+
+def _desc_stems(desc: str) -> list[str]:
+    """Content words of a slot description plus simple stems ("leaving" -> "leave", "arrival" -> "arrive")."""
+    out = []
+    for t in tokens(desc):
+        if t in STOP or len(t) <= 3 or t in ("whether", "user", "number", "name", "this", "that"):
+            continue
+        out.append(t)
+        for suf, rep in (("ing", "e"), ("ing", ""), ("al", "e"), ("ure", "")):
+            if t.endswith(suf) and len(t) - len(suf) >= 3:
+                out.append(t[:-len(suf)] + rep)
+    return out
+
+
 def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
     """Words that signal a request for ``slot``, weighted by how specific they are to it.
 
     Own name tokens count 1.0 when no other slot of the service shares them
     (``time`` in appointment_time) and 0.45 when shared (``appointment``);
     hint words count 0.6, value-type hints ("when", "how many") 0.4.
+    MultiWOZ-style names (``train-leaveat``) take their weights from
+    ``MWOZ_HINTS`` instead, plus description words and their stems (0.3).
     """
+    suffix = mwoz_suffix(slot)
+    if suffix is not None and suffix in MWOZ_HINTS:
+        return _mwoz_keywords(spec, slot, suffix)
     shared: dict[str, int] = {}
     for other in spec.slots:
         for t in set(_own_tokens(other)):
@@ -150,6 +232,23 @@ def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
     desc = spec.slots[slot].description if slot in spec.slots else ""
     for t in tokens(desc):
         if t not in STOP and len(t) > 3 and t not in ("whether", "user", "number", "name", "this", "that"):
+            put(t, 0.3)
+    return sorted(kws.items())
+
+
+def _mwoz_keywords(spec: WorkflowSpec, slot: str, suffix: str) -> list[tuple[str, float]]:
+    kws: dict[str, float] = {}
+
+    def put(k: str, w: float) -> None:
+        if kws.get(k, 0.0) < w:
+            kws[k] = w
+    for h, w in MWOZ_HINTS[suffix]:
+        put(h, w)
+    dom = slot.split("-", 1)[0]
+    put(dom, 0.45)  # the domain word is shared by every slot of the service
+    desc = spec.slots[slot].description if slot in spec.slots else ""
+    for t in _desc_stems(desc):
+        if t != dom:
             put(t, 0.3)
     return sorted(kws.items())
 
@@ -199,14 +298,25 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
             total += 1.0  # the reply paraphrases the slot's own description
             span = span or (off, off + len(sent.rstrip()))
             best_w = max(best_w, 1.0)
+        mwoz = mwoz_suffix(slot) in MWOZ_HINTS
+        timed = mwoz and mwoz_suffix(slot) in MWOZ_TIME_EXCLUDED and "time" in words
+        hits: list[float] = []
         for kw, w in slot_keywords(spec, slot):
+            if timed and w < 0.8:
+                continue
             i = _phrase_in(kw, words)
             if i is None:
                 continue
-            total += w
+            hits.append(w)
             if w > best_w:
                 n = len(kw.split())
                 best_w, span = w, (off + toks[i][1], off + toks[i + n - 1][2])
+        if mwoz and hits:
+            # MultiWOZ hint tables list overlapping phrases ("departing from", "departing"):
+            # the best one decides, each further hit adds a little
+            total += max(hits) + 0.1 * min(len(hits) - 1, 3)
+        else:
+            total += sum(hits)
         if span is not None and (best_w >= 0.6 or total >= 1.0):
             prior = 1.0 if slot in spec.intent_slots else 0.5
             scores[slot] = (min(total, 1.6) * prior, span, best_w)
@@ -218,6 +328,9 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
     """Slots the agent asks for in ``text``: request sentences (not offers or confirmations) naming the slot."""
     out: dict[str, tuple[float, Span]] = {}
     candidates = spec.intent_slots + [s for s in spec.slots if s not in spec.intent_slots]
+    # delexicalised placeholders ("[restaurant_name]", "[value_area]") stand for values, not for
+    # words naming a slot; blank them out (same length, so spans stay valid)
+    text = DELEX.sub(lambda m: " " * len(m.group(0)), text or "")
     for sent, off in sentences(text):
         question = sent.rstrip().endswith("?")
         if not (question or re.search(r"\b(tell me|let me know|need|provide|specify)\b", sent, re.I)):
@@ -235,10 +348,14 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if not scores:
             continue
         top = max(v[0] for v in scores.values())
+        # a MultiWOZ hint phrase of weight >= 0.8 ("how many nights") is specific enough to stand
+        # beside a stronger slot in a multi-slot question ("what day and time ...?")
+        strong = {k: 0.8 if mwoz_suffix(k) in MWOZ_HINTS else 1.0 for k in scores}
         keep = {k: v for k, v in scores.items() if v[0] >= max(0.6, 0.75 * top)
-                or (v[0] >= top - 1e-9 and v[0] >= 0.5 and v[2] >= 1.0)}
+                or (v[0] >= top - 1e-9 and v[0] >= 0.5 and v[2] >= 1.0)
+                or (strong[k] < 1.0 and v[0] >= 0.6 and v[2] >= strong[k])}
         share = 1.0 if len(keep) <= 3 else 3.0 / len(keep)
-        if len(keep) > 1 and all(v[2] < 1.0 for v in keep.values()):
+        if len(keep) > 1 and all(v[2] < strong[k] for k, v in keep.items()):
             share *= 0.7  # only shared words ("date" for two date slots): ambiguous
         for slot, (sc, sp, _) in keep.items():
             conf = round(min(0.9, (0.4 + 0.35 * min(sc, 1.3)) * share), 3)

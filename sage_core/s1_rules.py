@@ -75,6 +75,8 @@ def check_pc(c: Criterion, ctx: TurnContext) -> Verdict:
     missing = c.args["missing"]
     if missing:
         return _v(Decision.TRUE, f"confirmation while required slots {missing} are empty", "agent")
+    if c.args.get("untracked"):
+        return _abstain(f"required slots {c.args['untracked']} are not tracked by this state source")
     return _v(Decision.FALSE, "every required slot is filled when the agent confirms", "agent")
 
 

@@ -158,6 +158,8 @@ class GroundingBackend:
         if c.args["missing"]:
             return decide(-conf, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
                                            "are empty", "agent")
+        if c.args.get("untracked"):
+            return decide(0.0, self.tau, f"required slots {c.args['untracked']} are not tracked by this state source")
         return decide(conf, self.tau, "every required slot is filled", "agent")
 
     # --- UV ------------------------------------------------------------------

@@ -155,3 +155,136 @@ def test_extracted_free_text_values_need_an_anchor():
     # a sentence-initial capitalised word is no value ("Make it ...")
     t = make_turn("Make it quick please.", "Okay.", {}, {}, history=[("agent", "Which restaurant?")])
     assert [c for c in compile_turn(t, SPEC) if c.type == FailureClass.IUV] == []
+
+
+# --- MultiWOZ 2.2 (real schema_2.2.json): requests, booking overlay, uncertain workflows ------------
+@pytest.fixture(scope="module")
+def mwoz(shared_data):
+    from sage_core.loaders.multiwoz import load_multiwoz_schema
+    return load_multiwoz_schema(shared_data / "multiwoz" / "schema_2.2.json")
+
+
+def _req(text, spec):
+    from sage_core.extract import requested_slots
+    return {s: c for s, c, _ in requested_slots(text, spec)}
+
+
+@pytest.mark.parametrize("text,slot", [
+    ("where will you be departing from ?", "train-departure"),  # B: was train-destination (hint "where")
+    ("where are you departing from?", "train-departure"),
+    ("where would you like to go ?", "train-destination"),
+    ("what is your destination?", "train-destination"),
+    ("what time would you like to leave ?", "train-leaveat"),  # C: was not extracted at all
+    ("when would you like to leave?", "train-leaveat"),
+    ("what time would you like to arrive by ?", "train-arriveby"),
+    ("what day would you like to travel ?", "train-day"),
+    ("how many tickets do you need?", "train-bookpeople"),
+])
+def test_mwoz_train_requests(mwoz, text, slot):
+    got = _req(text, mwoz.get("train:find_train"))
+    assert list(got) == [slot] and got[slot] >= 0.5
+
+
+def test_mwoz_departure_time_is_not_the_departure_place(mwoz):
+    got = _req("do you have a preferred departure or arrival time ?", mwoz.get("train:find_train"))
+    assert set(got) == {"train-leaveat", "train-arriveby"}  # C: was train-departure at 0.75
+    got = _req("where are you departing from and what time would you like to leave?", mwoz.get("train:find_train"))
+    assert set(got) == {"train-departure", "train-leaveat"}
+
+
+@pytest.mark.parametrize("wid,text,slots", [
+    ("taxi:book_taxi", "where will you be departing from ?", {"taxi-departure"}),
+    ("taxi:book_taxi", "where will you be departing from and going to ?", {"taxi-departure", "taxi-destination"}),
+    ("taxi:book_taxi", "what time would you like to leave ?", {"taxi-leaveat"}),
+    ("hotel:find_hotel", "how many nights will you be staying ?", {"hotel-bookstay"}),
+    ("hotel:find_hotel", "what day will you be arriving , how many days are you staying , and how many people "
+                         "will be staying ?", {"hotel-bookday", "hotel-bookstay", "hotel-bookpeople"}),
+    ("hotel:find_hotel", "what price range are you looking for?", {"hotel-pricerange"}),
+    ("restaurant:find_restaurant", "what time would you like the reservation for?", {"restaurant-booktime"}),
+    ("restaurant:find_restaurant", "what day and time would you like to book?",
+     {"restaurant-bookday", "restaurant-booktime"}),
+    ("restaurant:find_restaurant", "what part of town would you like?", {"restaurant-area"}),
+    ("restaurant:find_restaurant", "where will you be departing from ?", set()),  # no restaurant slot asked
+])
+def test_mwoz_requests_other_domains(mwoz, wid, text, slots):
+    assert set(_req(text, mwoz.get(wid))) == slots
+
+
+def _mwoz_turn(wid, agent, before, after, tid="pmul1:2", meta=None):
+    return Turn(tid, tid.split(":")[0], wid, [Utterance("agent", "sure , what day ?")], "", agent,
+                dict(before), dict(after), None, None, None, dict(meta or {"user_text_available": False}))
+
+
+def test_mwoz_booking_overlay_required_slots(mwoz):
+    assert mwoz.get("restaurant:book_restaurant").required == [
+        "restaurant-bookday", "restaurant-bookpeople", "restaurant-booktime"]
+    assert mwoz.get("hotel:book_hotel").required == ["hotel-bookday", "hotel-bookpeople", "hotel-bookstay"]
+    assert mwoz.get("train:book_train").required == ["train-bookpeople"]
+    assert mwoz.get("taxi:book_taxi").required == ["taxi-departure", "taxi-destination"]
+    assert mwoz.get("restaurant:find_restaurant").required == []
+    # the legal-next relation is unchanged: required + optional is the same set as before
+    spec = mwoz.get("restaurant:book_restaurant")
+    assert set(spec.intent_slots) == {"restaurant-pricerange", "restaurant-area", "restaurant-food",
+                                      "restaurant-name", "restaurant-bookday", "restaurant-bookpeople",
+                                      "restaurant-booktime"}
+    assert "restaurant-bookday" not in spec.optional
+
+
+def _pc(crits):
+    return [c for c in crits if c.type == FailureClass.PC]
+
+
+def test_mwoz_pc_fires_on_booking_with_empty_booking_slots(mwoz):
+    from sage_core.cascade import CascadeConfig, Evaluator
+    spec = mwoz.get("restaurant:book_restaurant")
+    st = {"restaurant-food": "indian", "restaurant-area": "centre"}
+    t = _mwoz_turn(spec.id, "i have booked you at [value_name] . your reference number is [value_reference] .", st, st)
+    pcs = _pc(compile_turn(t, spec))
+    assert len(pcs) == 1 and pcs[0].args["missing"] == ["restaurant-bookday", "restaurant-bookpeople",
+                                                        "restaurant-booktime"]
+    v = Evaluator(mwoz, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(t)
+    assert v.predicted_failure and v.fired_classes == ["PC"]
+
+
+@pytest.mark.parametrize("agent", [
+    "booking was successful. the table will be reserved for 15 minutes. reference number is : [value_reference] .",
+    "i have made those reservations and your reference number is [value_reference] .",
+    "your reference number is [value_reference] .",
+])
+def test_mwoz_booking_notices_are_confirmations(mwoz, agent):
+    spec = mwoz.get("restaurant:book_restaurant")
+    st = {"restaurant-food": "indian"}
+    pcs = _pc(compile_turn(_mwoz_turn(spec.id, agent, st, st), spec))
+    assert len(pcs) == 1 and pcs[0].args["acts"] == ["NOTIFY_SUCCESS"] and pcs[0].args["missing"]
+
+
+def test_mwoz_pc_does_not_fire_when_booking_slots_are_filled(mwoz):
+    from sage_core.cascade import CascadeConfig, Evaluator
+    spec = mwoz.get("restaurant:book_restaurant")
+    before = {"restaurant-food": "indian"}
+    # no user text: the booking slots the tracker wrote from u_t (s_t) are what the agent knows
+    after = {**before, "restaurant-bookday": "saturday", "restaurant-bookpeople": "2", "restaurant-booktime": "11:00"}
+    t = _mwoz_turn(spec.id, "i have booked you at [value_name] . your reference number is [value_reference] .",
+                   before, after)
+    pcs = _pc(compile_turn(t, spec))
+    assert len(pcs) == 1 and pcs[0].args["missing"] == []
+    v = Evaluator(mwoz, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(t)
+    assert "PC" not in v.fired_classes
+    # taxi: departure and destination are required (the leaveat/arriveby either-or is not expressible)
+    taxi = mwoz.get("taxi:book_taxi")
+    st = {"taxi-departure": "cambridge", "taxi-destination": "ely"}
+    assert _pc(compile_turn(_mwoz_turn(taxi.id, "i have booked you a [value_car] .", st, st), taxi))[0].args["missing"] == []
+
+
+def test_uncertain_workflow_drops_extracted_requests(mwoz):
+    spec = mwoz.get("restaurant:find_restaurant")
+    st = {"restaurant-area": "north", "restaurant-pricerange": "cheap"}
+    agent = "what area would you like to stay in ?"
+    sure = compile_turn(_mwoz_turn(spec.id, agent, st, st), spec)
+    assert [c.args["slot"] for c in sure if c.type == FailureClass.WNF] == ["restaurant-area"]
+    unsure = compile_turn(_mwoz_turn(spec.id, agent, st, st, meta={"workflow_confidence": 0.5}), spec)
+    assert not [c for c in unsure if c.type == FailureClass.WNF]
+    # annotated acts are taken as given
+    t = _mwoz_turn(spec.id, agent, st, st, meta={"workflow_confidence": 0.5})
+    t.agent_acts = [AgentAct("REQUEST", "restaurant-area")]
+    assert [c.args["slot"] for c in compile_turn(t, spec) if c.type == FailureClass.WNF] == ["restaurant-area"]

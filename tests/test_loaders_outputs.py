@@ -108,3 +108,68 @@ def test_cli_load_outputs(shared_data, tmp_path, capsys):
     rc = main(["load-outputs", "--outputs", str(tmp_path / "missing.json"),
                "--schema", str(shared_data / "multiwoz" / "schema_2.2.json"), "--out", str(out)])
     assert rc == 2 and "error:" in capsys.readouterr().err
+
+
+# --- domain attribution from reply cues, booking overlay, untracked booking slots -----------------
+def _load(tmp_path, registry, entries, name="toy"):
+    p = tmp_path / "out.json"
+    p.write_text(json.dumps({"d1": entries}))
+    return load_system_outputs(p, registry, system=name)
+
+
+def test_reply_cues_move_the_turn_to_the_new_domain(tmp_path, mwoz_registry):
+    rest = {"restaurant": {"pricerange": "cheap", "area": "north", "time": "14:30", "day": "wednesday", "people": "5"}}
+    turns = _load(tmp_path, mwoz_registry, [
+        {"response": "i have booked you at [value_name] . your reference number is [value_reference] .", "state": rest},
+        {"response": "what area would you like to stay in ?", "state": rest},
+        {"response": "is there anything else ?", "state": rest}])
+    assert turns[0].workflow == "restaurant:book_restaurant"
+    # nothing new in the state, the reply speaks of a stay: the hotel part starts (state still empty)
+    assert turns[1].workflow == "hotel:find_hotel" and turns[1].state_after == {}
+    assert "workflow_confidence" not in turns[1].meta and turns[1].meta["reply_domains"] == ["hotel"]
+    assert turns[2].workflow == "hotel:find_hotel"  # no cue: the previous domain carries on
+
+
+def test_ambiguous_or_disagreeing_cues_make_the_workflow_uncertain(tmp_path, mwoz_registry):
+    from sage_core.cascade import CascadeConfig, Evaluator
+    rest = {"restaurant": {"pricerange": "expensive", "area": "west", "time": "18:00", "day": "sunday", "people": "5"}}
+    turns = _load(tmp_path, mwoz_registry, [
+        {"response": "i have made those reservations and your reference number is [value_reference] .", "state": rest},
+        # trip words only: train or taxi, not restaurant
+        {"response": "where will you be departing from ?", "state": rest},
+        # the state changes in the restaurant while the reply asks about the hotel
+        {"response": "i have booked you at [value_name] . what area would you like to stay in ?",
+         "state": {"restaurant": dict(rest["restaurant"], name="curry garden")}}])
+    assert turns[1].workflow.startswith("restaurant:") and turns[1].meta["workflow_confidence"] == 0.5
+    assert turns[1].meta["reply_domains"] == ["taxi", "train"]
+    assert turns[2].workflow == "restaurant:book_restaurant" and turns[2].meta["workflow_confidence"] == 0.5
+    vs = Evaluator(mwoz_registry, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate(list(turns))
+    assert not any("WNF" in v.fired_classes for v in vs)  # no request judged in a guessed domain
+
+
+def test_booking_announcement_sets_book_intent_and_overlay(tmp_path, mwoz_registry):
+    from sage_core.cascade import CascadeConfig, Evaluator
+    st = {"restaurant": {"food": "indian", "area": "centre"}}
+    turns = _load(tmp_path, mwoz_registry, [
+        {"response": "do you have a price range in mind ?", "state": st},
+        {"response": "i have booked you at [value_name] . your reference number is [value_reference] .", "state": st},
+        # later the state does hold booking slots, so the file tracks them
+        {"response": "you are welcome .",
+         "state": {"restaurant": dict(st["restaurant"], people="2", day="saturday", time="11:00")}}])
+    assert mwoz_registry.get("restaurant:book_restaurant").required  # the loader applied the overlay
+    assert turns[1].workflow == "restaurant:book_restaurant"  # no book slot, but the reply announces a booking
+    v = Evaluator(mwoz_registry, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(turns[1])
+    assert v.fired_classes == ["PC"]
+
+
+def test_untracked_booking_slots_make_pc_abstain(tmp_path, mwoz_registry):
+    from sage_core.cascade import CascadeConfig, Evaluator
+    st = {"hotel": {"area": "south", "pricerange": "expensive"}}  # like SOLOIST: no booking slots ever
+    turns = _load(tmp_path, mwoz_registry, [
+        {"response": "what day will you be arriving ?", "state": st},
+        {"response": "booking was successful . reference number is [hotel_reference] .", "state": st}])
+    t = turns[1]
+    assert t.workflow == "hotel:book_hotel"
+    assert t.meta["untracked_slots"] == ["hotel-bookday", "hotel-bookpeople", "hotel-bookstay"]
+    v = Evaluator(mwoz_registry, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(t)
+    assert "PC" not in v.fired_classes and v.label.value == "undecided"

@@ -18,6 +18,27 @@ Heuristic parts (documented, not annotated in the data): the domain a system
 turn acts in (the domain whose state changed, else the one its acts name, else
 the last active one) and the intent (``book_<domain>`` once a book slot is
 filled, else ``find_<domain>``).
+
+Booking overlay (``apply_booking_overlay``): MultiWOZ 2.2's ``schema_2.2.json``
+lists no ``required_slots`` for any intent, so the outcome predicate O always
+holds and premature confirmation (PC) could never fire. Every MultiWOZ loader
+(2.2, 2.4, system outputs) therefore fills, in the registry it is given, the
+required slots of the booking intents with what a booking needs (MultiWOZ's
+booking fields, the ``book`` part of the 2.0-2.4 belief state):
+
+- ``restaurant:book_restaurant``: restaurant-bookday, restaurant-bookpeople, restaurant-booktime
+- ``hotel:book_hotel``: hotel-bookday, hotel-bookpeople, hotel-bookstay
+- ``train:book_train``: train-bookpeople
+- ``taxi:book_taxi``: taxi-departure, taxi-destination. A taxi also needs one of
+  taxi-leaveat / taxi-arriveby; ``WorkflowSpec`` has no either-or requirement
+  (O = all of ``outcome_slots``/``required`` filled), so that half is not
+  checked: a taxi booked with neither time is not flagged.
+
+Only intents whose schema lists no required slots are changed, so a schema
+that already defines them (or a second call) keeps its own. The booking slots
+move from ``optional`` (where 2.2 lists them with the default 'dontcare') to
+``required``; required + optional is the same set, so the legal-next relation
+(WNF) is unchanged. The overlaid specs say so in ``spec.source``.
 """
 from __future__ import annotations
 
@@ -54,6 +75,52 @@ NO_VALUE = {"", "none", "not mentioned", "?", "not given"}
 # MultiWOZ 2.0/2.1 spellings of 2.2 categorical values that differ by more than spacing
 VALUE_VARIANTS = {"mutliple sports": "multiple sports"}
 DONTCARE = {"dontcare", "dont care", "don't care", "do n't care", "doesn't care"}
+
+
+# what a MultiWOZ booking needs before the agent may confirm it (see the module docstring)
+BOOKING_REQUIRED: dict[str, tuple[str, ...]] = {
+    "restaurant:book_restaurant": ("restaurant-bookday", "restaurant-bookpeople", "restaurant-booktime"),
+    "hotel:book_hotel": ("hotel-bookday", "hotel-bookpeople", "hotel-bookstay"),
+    "train:book_train": ("train-bookpeople",),
+    "taxi:book_taxi": ("taxi-departure", "taxi-destination"),
+}
+OVERLAY_SOURCE = "multiwoz booking overlay"
+
+
+def apply_booking_overlay(registry: WorkflowRegistry) -> WorkflowRegistry:
+    """Give MultiWOZ 2.2's booking intents the required slots a booking needs (in place; returns it).
+
+    Leaves any intent alone that already has required slots or lacks one of
+    the slots (a schema that is not MultiWOZ 2.2). Idempotent.
+    """
+    for wid, slots in BOOKING_REQUIRED.items():
+        spec = registry.specs.get(wid)
+        if spec is None or spec.required or not all(s in spec.slots for s in slots):
+            continue
+        spec.required = list(slots)
+        spec.optional = {k: v for k, v in spec.optional.items() if k not in slots}
+        if OVERLAY_SOURCE not in spec.source:
+            spec.source = f"{spec.source} + {OVERLAY_SOURCE}" if spec.source else OVERLAY_SOURCE
+    return registry
+
+
+def load_multiwoz_schema(path: Any) -> WorkflowRegistry:
+    """``schema_2.2.json`` with the booking overlay applied."""
+    from ..workflow import load_sgd_schema
+
+    return apply_booking_overlay(load_sgd_schema(path))
+
+
+BOOKED_RE = re.compile(
+    r"\b(?:i(?: have|'ve| had)|we(?: have|'ve)) (?:successfully |now |gone ahead and |went ahead and )?"
+    r"(?:booked|reserved|made (?:a|the|your|those|that) (?:reservation|booking)s?)\b|"
+    r"\bbooking (?:was|is|has been) (?:successful|complete|completed|confirmed|made)\b|"
+    r"\b(?:has|have) been (?:successfully )?(?:booked|reserved)\b|\breference (?:number|code|no\.?)\s*(?:is|:)", re.I)
+
+
+def announces_booking(text: str) -> bool:
+    """Whether an agent reply says a booking was made ("i have booked ...", "reference number is ...")."""
+    return bool(BOOKED_RE.search(text or ""))
 
 
 def clean_value(v: Any) -> Optional[str]:
@@ -130,12 +197,18 @@ def _squash(v: str) -> str:
     return re.sub(r"[^a-z0-9]", "", str(v).lower())
 
 
-def choose_intent(registry: WorkflowRegistry, domain: str, state: dict[str, str]) -> Optional[str]:
-    """``book_<d>`` once a book slot of the domain is filled (and the schema has it), else ``find_<d>``."""
+def choose_intent(registry: WorkflowRegistry, domain: str, state: dict[str, str],
+                  reply: Optional[str] = None) -> Optional[str]:
+    """``book_<d>`` once a book slot of the domain is filled (and the schema has it), else ``find_<d>``.
+
+    ``reply``: the agent's text; a reply that announces a booking acts in
+    ``book_<d>`` even when no book slot is filled (the case PC is about).
+    """
     intents = [s.intent for s in registry if s.service == domain]
     if not intents:
         return None
-    booking = any(k.startswith(f"{domain}-book") and v for k, v in state.items())
+    booking = any(k.startswith(f"{domain}-book") and v for k, v in state.items()) or (
+        reply is not None and announces_booking(reply))
     if booking and f"book_{domain}" in intents:
         return f"book_{domain}"
     if f"find_{domain}" in intents:
@@ -201,6 +274,7 @@ def load_multiwoz22(paths: Any, registry: WorkflowRegistry, dialog_acts: Any = N
     no actions: agent acts are then left to the compiler's extraction
     (``agent_acts = None``) and user values come from the slot spans only.
     """
+    apply_booking_overlay(registry)
     files = expand_paths(paths, "dialogues_*.json", "multiwoz22 dialogue")
     acts_path = Path(dialog_acts) if dialog_acts else _find_dialog_acts(files)
     acts_all = read_json(acts_path) if acts_path else {}
@@ -368,6 +442,7 @@ def _convert24(did: str, d: dict, file: str, registry: WorkflowRegistry, mapper:
 
 def load_multiwoz24(path: Any, registry: WorkflowRegistry) -> LoadedTurns:
     """MultiWOZ 2.4 (or 2.1/2.0) ``data.json`` mapped onto the 2.2 schema's slots and intents."""
+    apply_booking_overlay(registry)
     files = expand_paths(path, "data.json", "multiwoz24")
     mapper = SlotMapper(registry)
     stats = LoadStats(corpus="multiwoz24")

@@ -11,7 +11,40 @@ False, so any criterion that needs u_t can only be judged from the states.
 Heuristics: the turn's workflow is the domain whose predicted state changed
 (most changed slots; ties in state order), else the previous turn's domain,
 else the first domain in the state; the intent is ``book_<d>`` once a book
-slot is filled. Predicted slots with no 2.2 schema counterpart (a model
+slot is filled or the reply announces a booking ("i have booked", "booking
+was successful", "reference number is"). The MultiWOZ booking overlay
+(``multiwoz.apply_booking_overlay``: required booking slots, so that PC can
+fire) is applied to the registry passed in.
+
+Domain cues in the reply (``reply_domains``): agents often move to the next
+domain ("what area would you like to stay in?" after a restaurant booking)
+before their predicted state holds any slot of it. Domain words and
+delexicalisation tokens in the reply (stay/hotel/guesthouse/[hotel_name] ->
+hotel, train/station/[value_id] -> train, taxi/car/[value_car] -> taxi,
+restaurant/food/cuisine/table -> restaurant, attraction/museum/college/
+entrance -> attraction, hospital/department, police) name the domains it
+talks about; trip words (depart, leave, arrive, travel) name {train, taxi}
+without choosing. Then:
+
+- state unchanged and the cues name exactly one domain other than the previous
+  one: the turn moves to that domain (its state may be empty, so its questions
+  are legal next fields);
+- otherwise, when the cues name domains but not the turn's domain (the state
+  changed in one domain while the reply asks about another, or the cues are
+  ambiguous, e.g. only trip words after a restaurant): the turn keeps its domain
+  and ``meta.workflow_confidence`` is 0.5. The compiler multiplies the
+  confidence of extracted agent requests by it, which puts them below the
+  extraction floor: no WNF is judged on a request whose domain is a guess
+  (PC and UV are unaffected).
+``meta.reply_domains`` records the cue domains.
+
+Untracked slots: some systems' predicted states never hold certain slots at all
+(SOLOIST's hold no booking slots). A required slot that no predicted state in
+the file ever holds cannot show whether the agent knew it, so each turn lists
+its workflow's required slots of that kind in ``meta.untracked_slots``; the
+compiler leaves them out of PC's ``missing`` and PC abstains when they are all
+it could be missing.
+
 hallucinating ``attraction-pricerange``) are dropped from the state, kept in
 ``meta.unmapped_state`` and counted in ``stats.unmapped_slots``; categorical
 values in the 2.0 spelling ('guest house') are rewritten to the schema's
@@ -20,6 +53,7 @@ values in the 2.0 spelling ('guest house') are rewritten to the schema's
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,9 +61,32 @@ from ..errors import SageInputError
 from ..types import Turn, Utterance
 from ..workflow import WorkflowRegistry, load_sgd_schema
 from .common import LoadedTurns, LoadStats, no_turns_error, read_json
-from .multiwoz import SlotMapper, choose_intent, clean_value
+from .multiwoz import SlotMapper, apply_booking_overlay, choose_intent, clean_value
 
 SKIP_NO_DOMAIN = "no domain in the predicted state"
+UNCERTAIN_WORKFLOW_CONFIDENCE = 0.5
+
+DOMAIN_CUES = {domain: re.compile(rx, re.I) for domain, rx in {
+    "hotel": r"\b(?:hotels?|guest ?houses?|stay|staying|stays|nights?|rooms?|check[- ]in|star|stars|wifi|"
+             r"internet|parking)\b|\[hotel_\w+\]|\[value_(?:stars|stay)\]",
+    "train": r"\b(?:trains?|railway|station|tickets?)\b|\[train_\w+\]|\[value_id\]",
+    "taxi": r"\b(?:taxis?|cabs?|cars?|pick you up|picked up)\b|\[taxi_\w+\]|\[value_car\]",
+    "restaurant": r"\b(?:restaurants?|food|cuisine|tables?|dine|dining|eat)\b|\[restaurant_\w+\]|\[value_food\]",
+    "attraction": r"\b(?:attractions?|museums?|colleges?|entrance|theatres?|theaters?|churche?s?|architecture|"
+                  r"nightclubs?|cinemas?|swimming pools?|boats?)\b|\[attraction_\w+\]",
+    "hospital": r"\b(?:hospitals?|department)\b|\[hospital_\w+\]",
+    "police": r"\bpolice\b|\[police_\w+\]",
+}.items()}
+TRIP_CUE = re.compile(r"\b(?:depart|departing|departure|leave|leaving|arrive|arriving|arrival|travel|traveling|"
+                      r"travelling|destination)\b|\[value_(?:leave|arrive|departure|destination)\]", re.I)
+TRIP_DOMAINS = ("train", "taxi")
+
+
+def reply_domains(text: str, known: set[str]) -> tuple[set[str], set[str]]:
+    """(domains the reply names, domains its trip words leave open) among ``known``."""
+    strong = {d for d, rx in DOMAIN_CUES.items() if d in known and rx.search(text or "")}
+    weak = {d for d in TRIP_DOMAINS if d in known} if TRIP_CUE.search(text or "") else set()
+    return strong, weak
 
 
 def flatten_state(state: Any, mapper: SlotMapper) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
@@ -55,9 +112,8 @@ def flatten_state(state: Any, mapper: SlotMapper) -> tuple[dict[str, dict[str, s
     return out, unmapped
 
 
-def _pick_domain(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]],
-                 previous: Optional[str], registry: WorkflowRegistry) -> Optional[str]:
-    known = set(registry.services())
+def _changed_domain(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]],
+                    known: set[str]) -> Optional[str]:
     best, best_n = None, 0
     for dom in after:
         if dom not in known:
@@ -66,11 +122,39 @@ def _pick_domain(before: dict[str, dict[str, str]], after: dict[str, dict[str, s
         n = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))
         if n > best_n:
             best, best_n = dom, n
-    if best:
-        return best
-    if previous:
-        return previous
-    return next((d for d in after if d in known and after[d]), None)
+    return best
+
+
+def _pick_domain(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]],
+                 previous: Optional[str], registry: WorkflowRegistry, reply: str = ""
+                 ) -> tuple[Optional[str], bool]:
+    """(the turn's domain, whether it is certain); see the module docstring."""
+    known = set(registry.services())
+    changed = _changed_domain(before, after, known)
+    strong, weak = reply_domains(reply, known)
+    cues = strong | weak
+    if changed:
+        return changed, not cues or changed in cues
+    if len(strong) == 1 and previous not in strong:
+        return next(iter(strong)), True
+    domain = previous or next((d for d in after if d in known and after[d]), None)
+    if domain is None and len(strong) == 1:
+        domain = next(iter(strong))
+    return domain, not cues or domain in cues
+
+
+def _tracked_slots(raw: dict, registry: WorkflowRegistry, limit: Optional[int]) -> set[str]:
+    """Every schema slot that some predicted state of the file holds."""
+    mapper = SlotMapper(registry)  # a throwaway mapper: the real one counts unmapped names once
+    out: set[str] = set()
+    for n_dlg, entries in enumerate(raw.values()):
+        if limit is not None and n_dlg >= limit:
+            break
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, dict):
+                for st in flatten_state(e.get("state") or {}, mapper)[0].values():
+                    out.update(st)
+    return out
 
 
 def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Optional[str] = None,
@@ -81,9 +165,11 @@ def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Op
     if not isinstance(raw, dict):
         raise SageInputError("expected a JSON object {dialogue_id: [{response, state}, ...]}", file=path)
     name = system or Path(path).stem
+    apply_booking_overlay(registry)
     mapper = SlotMapper(registry)
     stats = LoadStats(corpus=f"mwoz-outputs:{name}")
     stats.files = 1
+    tracked = _tracked_slots(raw, registry, limit)
     turns: list[Turn] = []
     for n_dlg, (did, entries) in enumerate(raw.items()):
         if limit is not None and n_dlg >= limit:
@@ -100,16 +186,24 @@ def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Op
                                      file=path, field="response")
             response = str(e.get("response") or "")
             after, unmapped = flatten_state(e.get("state") or {}, mapper)
-            domain = _pick_domain(before, after, domain, registry)
+            domain, certain = _pick_domain(before, after, domain, registry, response)
             if domain is None:
                 stats.skipped[SKIP_NO_DOMAIN] += 1
             else:
                 sa = dict(after.get(domain, {}))
                 sb = dict(before.get(domain, {}))
-                intent = choose_intent(registry, domain, sa)
+                intent = choose_intent(registry, domain, sa, reply=response)
+                strong, weak = reply_domains(response, set(registry.services()))
                 meta = {"corpus": "mwoz-outputs", "system": name, "user_text_available": False,
                         "file": Path(path).name, "system_turn": i,
-                        "domains": sorted(d for d in after if after[d])}
+                        "domains": sorted(d for d in after if after[d]),
+                        "reply_domains": sorted(strong | weak)}
+                if not certain:
+                    meta["workflow_confidence"] = UNCERTAIN_WORKFLOW_CONFIDENCE
+                spec = registry.specs.get(f"{domain}:{intent}")
+                untracked = [s for s in (spec.required if spec else []) if s not in tracked]
+                if untracked:
+                    meta["untracked_slots"] = untracked
                 if unmapped:
                     meta["unmapped_state"] = unmapped
                 turns.append(Turn(turn_id=f"{did}:{i}", dialogue_id=str(did), workflow=f"{domain}:{intent}",
