@@ -173,3 +173,20 @@ def test_untracked_booking_slots_make_pc_abstain(tmp_path, mwoz_registry):
     assert t.meta["untracked_slots"] == ["hotel-bookday", "hotel-bookpeople", "hotel-bookstay"]
     v = Evaluator(mwoz_registry, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(t)
     assert "PC" not in v.fired_classes and v.label.value == "undecided"
+
+
+def test_overlay_reaches_slice_paths_and_leaves_sgd_alone(tmp_path, shared_data, sgd_schema_path):
+    from sage_core.loaders import load_registry_for_slice
+    from sage_core.slice_io import read_slice, write_slice
+    reg = load_registry_for_slice(shared_data / "multiwoz" / "schema_2.2.json")
+    assert reg.get("hotel:book_hotel").required == ["hotel-bookday", "hotel-bookpeople", "hotel-bookstay"]
+    sgd = load_registry_for_slice(sgd_schema_path)
+    assert sgd.specs == load_sgd_schema(sgd_schema_path).specs  # not a MultiWOZ schema: unchanged
+    # the loader's hints for the compiler survive a slice round trip (load-outputs -> evaluate)
+    turns = _load(tmp_path, reg, [
+        {"response": "i have booked it .", "state": {"restaurant": {"food": "thai", "people": "2"}}},
+        {"response": "where will you be departing from ?", "state": {"restaurant": {"food": "thai", "people": "2"}}}])
+    write_slice(turns, tmp_path / "s.jsonl")
+    back = read_slice(tmp_path / "s.jsonl")
+    assert back[1].meta["workflow_confidence"] == 0.5
+    assert back[0].meta["untracked_slots"] == ["restaurant-bookday", "restaurant-booktime"]

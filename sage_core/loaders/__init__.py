@@ -102,10 +102,12 @@ def load_registry_for_slice(schema_path: str | Path) -> WorkflowRegistry:
     """A slice's workflows: an SGD-format schema, our YAML spec, or an ABCD ontology (kb beside it)."""
     from ..workflow import load_workflows
 
+    from .multiwoz import apply_booking_overlay
+
     sp = Path(schema_path)
     if sp.suffix == ".json" and _is_abcd_ontology(sp):
         return _abcd_registry(sp)
-    return load_workflows(sp)
+    return apply_booking_overlay(load_workflows(sp))  # MultiWOZ 2.2 only: required booking slots
 
 
 def _need_schema(schema: Optional[Path], kind: str, hint: str) -> Path:
@@ -144,7 +146,8 @@ def load_corpus(kind: Optional[str], path: str | Path,
         return load_sgd_dialogues(p, registry), registry
     if kind in ("multiwoz22", "multiwoz24", "mwoz-outputs"):
         schema = schema or _near(p, ("schema.json", "schema_2.2.json"))
-        registry = load_sgd_schema(_need_schema(schema, kind, "the MultiWOZ 2.2 schema.json"))
+        from .multiwoz import apply_booking_overlay
+        registry = apply_booking_overlay(load_sgd_schema(_need_schema(schema, kind, "the MultiWOZ 2.2 schema.json")))
         if kind == "multiwoz22":
             from .multiwoz import load_multiwoz22
             return load_multiwoz22(p, registry), registry

@@ -22,7 +22,9 @@ filled, else ``find_<domain>``).
 Booking overlay (``apply_booking_overlay``): MultiWOZ 2.2's ``schema_2.2.json``
 lists no ``required_slots`` for any intent, so the outcome predicate O always
 holds and premature confirmation (PC) could never fire. Every MultiWOZ loader
-(2.2, 2.4, system outputs) therefore fills, in the registry it is given, the
+(2.2, 2.4, system outputs), ``load_corpus``, ``load_registry_for_slice`` and
+``python -m sage_core evaluate`` (for a slice written by ``load-outputs``)
+therefore fill, in a registry that is MultiWOZ 2.2's (``is_multiwoz_registry``), the
 required slots of the booking intents with what a booking needs (MultiWOZ's
 booking fields, the ``book`` part of the 2.0-2.4 belief state):
 
@@ -87,12 +89,21 @@ BOOKING_REQUIRED: dict[str, tuple[str, ...]] = {
 OVERLAY_SOURCE = "multiwoz booking overlay"
 
 
+def is_multiwoz_registry(registry: WorkflowRegistry) -> bool:
+    """Every service is a MultiWOZ domain and every slot is named ``<domain>-<slot>`` (MultiWOZ 2.2)."""
+    svcs = registry.services()
+    return bool(svcs) and all(s in DOMAINS for s in svcs) and all(
+        name.startswith(spec.service + "-") for spec in registry for name in spec.slots)
+
+
 def apply_booking_overlay(registry: WorkflowRegistry) -> WorkflowRegistry:
     """Give MultiWOZ 2.2's booking intents the required slots a booking needs (in place; returns it).
 
-    Leaves any intent alone that already has required slots or lacks one of
-    the slots (a schema that is not MultiWOZ 2.2). Idempotent.
+    Does nothing unless ``is_multiwoz_registry``; leaves any intent alone that
+    already has required slots or lacks one of the slots. Idempotent.
     """
+    if not is_multiwoz_registry(registry):
+        return registry
     for wid, slots in BOOKING_REQUIRED.items():
         spec = registry.specs.get(wid)
         if spec is None or spec.required or not all(s in spec.slots for s in slots):
