@@ -190,3 +190,13 @@ def test_overlay_reaches_slice_paths_and_leaves_sgd_alone(tmp_path, shared_data,
     back = read_slice(tmp_path / "s.jsonl")
     assert back[1].meta["workflow_confidence"] == 0.5
     assert back[0].meta["untracked_slots"] == ["restaurant-bookday", "restaurant-booktime"]
+
+
+def test_booking_of_another_domain_does_not_make_a_book_intent(tmp_path, mwoz_registry):
+    turns = _load(tmp_path, mwoz_registry, [
+        {"response": "i have booked you a table on [value_day] . what day would you like to travel ?",
+         "state": {"train": {"destination": "cambridge", "departure": "bishops stortford"}}},
+        {"response": "i have booked you on [value_id] . your reference number is [value_reference] .",
+         "state": {"train": {"destination": "cambridge", "departure": "bishops stortford", "people": "2"}}}])
+    assert turns[0].workflow == "train:find_train"  # the table is the restaurant's booking
+    assert turns[1].workflow == "train:book_train"

@@ -12,7 +12,8 @@ Heuristics: the turn's workflow is the domain whose predicted state changed
 (most changed slots; ties in state order), else the previous turn's domain,
 else the first domain in the state; the intent is ``book_<d>`` once a book
 slot is filled or the reply announces a booking ("i have booked", "booking
-was successful", "reference number is"). The MultiWOZ booking overlay
+was successful", "reference number is") in a sentence that names no other
+domain ("i have booked you a table" is the restaurant's booking). The MultiWOZ booking overlay
 (``multiwoz.apply_booking_overlay``: required booking slots, so that PC can
 fire) is applied to the registry passed in.
 
@@ -112,6 +113,21 @@ def flatten_state(state: Any, mapper: SlotMapper) -> tuple[dict[str, dict[str, s
     return out, unmapped
 
 
+def own_booking_text(reply: str, domain: str, registry: WorkflowRegistry) -> Optional[str]:
+    """The reply's sentences that may announce a booking in ``domain``: those naming no other domain.
+
+    "i have booked you a table ... what day would you like to travel?" in the
+    train part announces the restaurant's booking, not the train's.
+    """
+    known = set(registry.services())
+    keep = []
+    for sent in re.split(r"(?<=[.!?])\s+", reply or ""):
+        strong, _ = reply_domains(sent, known)
+        if not strong or domain in strong:
+            keep.append(sent)
+    return " ".join(keep) or None
+
+
 def _changed_domain(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]],
                     known: set[str]) -> Optional[str]:
     best, best_n = None, 0
@@ -192,7 +208,7 @@ def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Op
             else:
                 sa = dict(after.get(domain, {}))
                 sb = dict(before.get(domain, {}))
-                intent = choose_intent(registry, domain, sa, reply=response)
+                intent = choose_intent(registry, domain, sa, reply=own_booking_text(response, domain, registry))
                 strong, weak = reply_domains(response, set(registry.services()))
                 meta = {"corpus": "mwoz-outputs", "system": name, "user_text_available": False,
                         "file": Path(path).name, "system_turn": i,
