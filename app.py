@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.session import annotation_only
+from ui.session import annotation_only, keep_slice_in_url
 
 st.set_page_config(page_title="SAGE Studio", page_icon=":material/fact_check:", layout="wide")
 
@@ -29,5 +29,7 @@ PAGES = [
 if annotation_only():
     PAGES = [st.Page("pages/2_Blind_annotation.py", title="Blind annotation", icon=":material/edit_note:",
                      url_path="Blind_annotation", default=True)]
+else:
+    keep_slice_in_url()  # a refresh or a copied URL keeps the loaded slice
 
 st.navigation(PAGES).run()

@@ -114,15 +114,16 @@ def _results_section(ls) -> None:
     st.info("S2 backend that actually ran: " + "; ".join(f"{r.label}: **{r.backend_shown}**" for r in done))
     rows = []
     for r in done:
-        row = {"configuration": r.label, "S2 backend requested": r.backend_requested,
-               "S2 backend that ran": r.backend_ran, "turns": len(r.verdicts), "wall time (s)": round(r.seconds, 2),
-               "ms / turn": round(1000 * r.seconds / max(len(r.verdicts), 1), 2),
-               "paid calls": sum(v.paid_calls for v in r.verdicts),
-               "cost (USD)": round(sum(v.cost_usd for v in r.verdicts), 4)}
+        row = {"configuration": r.label}
         m = r.metrics
         if m:
-            row.update({"precision": m.get("precision"), "recall": m.get("recall"), "F1": m.get("f1"),
+            row.update({"F1": m.get("f1"), "precision": m.get("precision"), "recall": m.get("recall"),
                         "specificity (clean)": m.get("clean_specificity"), "undecided rate": m.get("undecided_rate")})
+        row.update({"S2 backend that ran": r.backend_ran, "S2 requested": r.backend_requested,
+                    "turns": len(r.verdicts), "wall time (s)": round(r.seconds, 2),
+                    "ms / turn": round(1000 * r.seconds / max(len(r.verdicts), 1), 2),
+                    "paid calls": sum(v.paid_calls for v in r.verdicts),
+                    "cost (USD)": round(sum(v.cost_usd for v in r.verdicts), 4)})
         rows.append(row)
     chosen = runs.cached(ls, runs.CONFIGS[st.session_state.get("run_config", "SAGE-Core")],
                          runs.BACKENDS[st.session_state.get("run_backend", next(iter(runs.BACKENDS)))])
@@ -159,6 +160,7 @@ def _results_section(ls) -> None:
                                 for k in ("precision", "recall", "F1", "specificity (clean)")}
                  | {"undecided rate": st.column_config.NumberColumn(format="percent"),
                     "cost (USD)": st.column_config.NumberColumn(format="$%.4f")})
+    st.caption("Wall time includes loading the S2 model on the first run of a backend in this server process.")
     st.page_link("pages/1_Inspector.py", label="Inspect turns", icon=":material/search:")
 
 

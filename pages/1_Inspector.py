@@ -8,13 +8,15 @@ import json
 
 import streamlit as st
 
+from sage_core.settings import get_settings
 from sage_core.types import TurnLabel
 from ui import render, runs, table
 from ui.errors import guard
-from ui.session import current_slice
+from ui.session import current_slice, slice_caption
 
 st.title("Inspector")
 st.markdown(render.STYLE, unsafe_allow_html=True)
+slice_caption()
 
 TURN = "insp_turn"  # selectbox key: the turn shown
 QP_SEEN = "_insp_qp"  # last ?turn= value applied or written
@@ -73,19 +75,24 @@ def _turn_detail(ls, res, tid: str) -> None:
         st.markdown(render.utterance_box("agent (a_t)", render.highlight(t.agent, spans["agent"])),
                     unsafe_allow_html=True)
         if t.user_values is None and t.agent_acts is None:
-            st.caption("No user_values / agent_acts in the slice: the compiler extracted the evidence.")
+            st.caption("No `user_values` / `agent_acts` in the slice: the compiler extracted the evidence "
+                       "(heuristics, with a confidence), so S1 defers to S2.")
     with right:
         st.markdown("**State diff**")
         st.markdown(render.state_diff_html(t.state_before, t.state_after), unsafe_allow_html=True)
 
-    st.markdown("**Criterion trace**")
+    st.markdown("**Criterion trace** (each row: one failure hypothesis; *failure present* = the failure is there)")
     if not v.traces:
         st.caption("No criteria were compiled for this turn: acceptable with confidence 1.0.")
     else:
         trace = table.trace_table(v)
         st.dataframe(trace.style.apply(lambda r: ["background-color: #fee2e2" if r["verdict"] == "failure present"
                                                   else "" for _ in r], axis=1).format({"margin": "{:.3f}"}),
-                     hide_index=True)
+                     hide_index=True,
+                     column_config={"criterion": st.column_config.TextColumn("failure checked", width="large")})
+        st.caption(f"margin: how decisively the deciding stage answered (S1 rules = 1.0; S2 decides only when "
+                   f"|margin| >= tau = {get_settings().tau}); abstained: the stages that could not decide. "
+                   "The turn's confidence is the smallest margin over decided criteria.")
         for i, tr in enumerate(v.traces, start=1):
             c = tr.criterion
             with st.expander(f"{i}. {c.type.value} {c.text or c.id} -> {table.decision_text(tr.final.decision)} "
@@ -139,7 +146,13 @@ with guard():
 
     st.caption(f"{len(shown)} of {len(df)} turns match. Select a row to open it.")
     st.dataframe(shown, hide_index=True, key="insp_table", on_select=lambda: _table_pick(list(shown["turn_id"])),
-                 selection_mode="single-row", height=min(420, 38 + 35 * len(shown)))
+                 selection_mode="single-row", height=min(420, 38 + 35 * len(shown)),
+                 column_config={"confidence": st.column_config.NumberColumn(format="%.3f"),
+                                "criteria": st.column_config.NumberColumn(help="criteria compiled for the turn"),
+                                "stages": st.column_config.TextColumn("deciding stages"),
+                                "fired": st.column_config.TextColumn("fired classes"),
+                                "annotated": st.column_config.CheckboxColumn(
+                                    help="the slice gives user_values / agent_acts (else extracted)")})
 
     outcomes = dict(zip(df["turn_id"], df["outcome"]))
     nav = st.columns([1, 4, 1])

@@ -18,7 +18,7 @@ from db import list_audits
 from sage_core.verdict_io import parse_evaluator_verdicts
 from ui import runs
 from ui.errors import guard
-from ui.session import current_slice
+from ui.session import current_slice, slice_caption
 
 st.title("Agreement")
 BASELINES = "sage_baselines"  # session: name -> EvaluatorVerdicts uploaded on this page or on Dialogues
@@ -115,6 +115,7 @@ with guard():
 
     st.subheader("Evaluators on the consensus set")
     ls = current_slice()
+    slice_caption()
     evaluators, classes = {}, {}
     sage_names = []
     for r in runs.runs_for(ls):

@@ -10,12 +10,13 @@ import streamlit as st
 
 from ui import coverage, runs
 from ui.errors import guard
-from ui.session import current_slice, inspector_link
+from ui.session import current_slice, slice_caption, inspector_link
 
 st.title("Risk-coverage")
 st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "
            "Only turns with gold labels count. Where a metric is undefined on the kept turns (precision with no "
            "predicted failure, recall with no gold failure, F1 with neither) the line has a gap, not a 0.")
+slice_caption()
 
 
 def _on_pick() -> None:
@@ -24,22 +25,26 @@ def _on_pick() -> None:
         st.session_state["rc_cfg"], st.session_state["rc_cov_pick"] = hit
 
 
-def _chart(df: pd.DataFrame) -> alt.LayerChart:
+def _chart(df: pd.DataFrame, metrics: list[str]) -> alt.FacetChart:
+    """One panel per metric (small multiples), one colour per configuration; click a point to pick a coverage."""
     pick = alt.selection_point(name="pick", fields=["configuration", "coverage"], on="click")
-    base = alt.Chart(df).encode(
-        x=alt.X("coverage:Q", title="coverage", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        y=alt.Y("value:Q", title="metric value", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("configuration:N", legend=alt.Legend(orient="bottom", columns=2)),
-        strokeDash=alt.StrokeDash("metric:N", legend=alt.Legend(orient="bottom")),
+    base = alt.Chart().encode(
+        x=alt.X("coverage:Q", title="coverage (share of turns kept)", scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(format="%", tickCount=5)),
+        y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("configuration:N", scale=alt.Scale(scheme="tableau10"),
+                        legend=alt.Legend(orient="bottom", title="configuration")),
     )
-    lines = base.mark_line(interpolate="step-after", opacity=0.8)
-    points = base.mark_point(filled=True, size=70).encode(
-        shape=alt.Shape("metric:N", legend=None),
-        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.45)),
+    lines = base.mark_line(interpolate="step-after", strokeWidth=2, opacity=0.85)
+    points = base.mark_point(filled=True, size=16).encode(
+        opacity=alt.condition(pick, alt.value(0.9), alt.value(0.15)),
         tooltip=["configuration", "metric", alt.Tooltip("coverage:Q", format=".1%"),
                  alt.Tooltip("value:Q", format=".3f"), "n_kept"],
     ).add_params(pick)
-    return (lines + points).properties(height=420)
+    width = max(220, 960 // max(len(metrics), 1) - 40)
+    return alt.layer(lines, points, data=df).properties(height=300, width=width).facet(
+        column=alt.Column("metric:N", sort=metrics, title=None, header=alt.Header(labelFontSize=14,
+                                                                                 labelFontWeight="bold")))
 
 
 with guard():
@@ -60,7 +65,10 @@ with guard():
     st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_shown}**" for r in results))
 
     df = coverage.curve_frame(ls, results, metrics)
-    st.altair_chart(_chart(df), key="rc_chart", on_select=_on_pick, selection_mode="pick", width="stretch")
+    st.altair_chart(_chart(df, metrics), key="rc_chart", on_select=_on_pick, selection_mode="pick")
+    same = coverage.identical_curves(ls, results)
+    if same:
+        st.caption("Identical curves (drawn on top of each other): " + "; ".join(" = ".join(g) for g in same))
 
     st.subheader("F1 at fixed coverage")
     summ = pd.DataFrame([coverage.summary(ls, r) for r in results])
@@ -86,4 +94,5 @@ with guard():
     st.markdown(f"Keeping **{round(cov * n)} of {n}** turns; **{len(dec)}** declined "
                 f"(click a point on the chart to choose a coverage).")
     st.dataframe(dec, hide_index=True, key="rc_declined",
-                 column_config={"link": st.column_config.LinkColumn("inspect", display_text="open")})
+                 column_config={"link": st.column_config.LinkColumn("inspect", display_text="open"),
+                                "confidence": st.column_config.NumberColumn(format="%.3f")})

@@ -15,7 +15,7 @@ from db import list_audits
 from sage_core.verdict_io import parse_evaluator_verdicts
 from ui import dialogues, runs
 from ui.errors import guard
-from ui.session import current_slice, inspector_link
+from ui.session import current_slice, slice_caption, inspector_link
 
 st.title("Dialogues")
 st.caption("First failing turn per dialogue, per annotator and per evaluator. The audit samples turns, so "
@@ -23,6 +23,7 @@ st.caption("First failing turn per dialogue, per annotator and per evaluator. Th
            "counts for a dialogue only if it labelled all of them (otherwise: *partial* / *not fully labelled*). "
            "Shaded cells differ from the annotators' shared answer.")
 BASELINES = "sage_baselines"
+slice_caption()
 
 with guard():
     audits = list_audits()

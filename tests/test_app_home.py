@@ -232,3 +232,22 @@ def test_recall_per_class_and_clean_specificity(db_url):
         assert per_class.loc[cls, "gold failures"] == len(fails)
         assert per_class.loc[cls, "recall"] == pytest.approx(
             sum(vs[t.turn_id].predicted_failure for t in fails) / len(fails), abs=1e-4)
+
+
+def test_empty_upload_and_slice_path_without_schema_are_named(db_url, tmp_path):
+    at = _upload(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), b"", "empty.jsonl")
+    assert not at.exception
+    assert len(at.error) == 1 and "empty.jsonl" in at.error[0].value and "empty" in at.error[0].value
+
+    path = tmp_path / "five.jsonl"
+    path.write_text("".join(json.dumps(t.to_dict()) + "\n" for t in load_demo().turns[:5]))
+    at.radio(key="load_source").set_value("Path on disk").run()
+    at.text_input(key="load_path").set_value(str(path)).run()
+    at.button(key="load_path_btn").click().run()
+    assert not at.exception
+    msg = at.error[0].value
+    assert str(path) in msg and "Schema field" in msg
+    at.text_input(key="load_schema_path").set_value(str(DEMO_SCHEMA)).run()
+    at.button(key="load_path_btn").click().run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Turns"] == "5"

@@ -117,3 +117,33 @@ def test_filters_are_pure_and_combine():
     assert list(table.apply(df, table.Filters(stages=["S2"]))["turn_id"]) == ["a"]
     assert list(table.apply(df, table.Filters(golds=["failure"], errors="undecided"))["turn_id"]) == ["c"]
     assert table.apply(df, table.Filters(verdicts=["failure"], golds=["failure"])).empty
+
+
+def test_deep_link_in_a_new_session_opens_the_loaded_slice_and_run():
+    """A link opened in a new tab (new session) names the slice and the run: the Inspector opens them, not the demo."""
+    import json
+
+    from ui.loading import DEMO_SCHEMA
+
+    turns = load_demo().turns[:6]
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+    at.radio(key="load_source").set_value("Upload").run()
+    at.file_uploader(key="load_files").set_value(
+        [("six.jsonl", "".join(json.dumps(t.to_dict()) + "\n" for t in turns).encode(), "application/json")])
+    at.file_uploader(key="load_schema_file").set_value(("schema.json", DEMO_SCHEMA.read_bytes(), "application/json"))
+    at.run()
+    at.button(key="load_upload_btn").click().run()
+    at.selectbox(key="run_config").set_value("no_S2").run()
+    at.button(key="run_one").click().run()
+    assert not at.exception and not at.error
+    slice_hash = at.query_params["slice"]  # kept in the URL, so a refresh keeps the slice too
+    assert slice_hash
+
+    fresh = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    fresh.switch_page("pages/1_Inspector.py")
+    fresh.query_params.update({"turn": turns[3].turn_id, "slice": slice_hash, "run": "no_S2 / offline"})
+    fresh.run()
+    assert not fresh.exception and not fresh.warning
+    assert fresh.selectbox(key="insp_run").value == "no_S2 / offline"
+    assert fresh.selectbox(key="insp_turn").value == turns[3].turn_id
+    assert "6 turns" in "\n".join(c.value for c in fresh.caption)

@@ -45,6 +45,15 @@ def curve_frame(ls: LoadedSlice, results: list[RunResult], metrics: list[str]) -
     return pd.DataFrame(rows, columns=["configuration", "coverage", "metric", "value", "n_kept"])
 
 
+def identical_curves(ls: LoadedSlice, results: list[RunResult]) -> list[list[str]]:
+    """Groups of configurations whose curves coincide (same predictions and confidences on the gold turns)."""
+    groups: dict[bytes, list[str]] = {}
+    for res in results:
+        ids, yt, yp, conf = gold_arrays(ls, res)
+        groups.setdefault(yp.tobytes() + np.round(conf, 9).tobytes(), []).append(res.key)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def summary(ls: LoadedSlice, res: RunResult) -> dict[str, Any]:
     ids, yt, yp, conf = gold_arrays(ls, res)
     n = len(ids)

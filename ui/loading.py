@@ -102,7 +102,13 @@ def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None)
     schema_path = (schema_path or "").strip() or None
     if not path:
         raise SageInputError("enter a path to a slice file or corpus folder", field="path")
-    turns, registry = load_corpus(kind, path, schema_path)
+    try:
+        turns, registry = load_corpus(kind, path, schema_path)
+    except SageInputError as e:
+        if e.field == "schema" and not schema_path:  # say it in the app's words, naming the file
+            raise SageInputError("this is a SAGE slice: it needs a schema; enter the schema.json or workflow YAML "
+                                 "path in the Schema field", file=e.file or path, field="schema") from None
+        raise
     return _loaded(path, kind, turns, registry)
 
 

@@ -51,6 +51,10 @@ def peek_slice() -> LoadedSlice:
 def set_slice(ls: LoadedSlice) -> None:
     st.session_state[KEY] = ls
     _loaded()[ls.content_hash] = ls
+    try:
+        st.query_params["slice"] = ls.content_hash
+    except Exception:  # noqa: BLE001 - no script context
+        pass
 
 
 def inspector_link(turn_id: str, ls: LoadedSlice | None = None, run_key: str | None = None) -> str:
@@ -69,3 +73,24 @@ def inspector_link(turn_id: str, ls: LoadedSlice | None = None, run_key: str | N
 def annotation_only() -> bool:
     """``SAGE_ANNOTATION_ONLY=1``: serve only the blind annotation page, without audit creation."""
     return os.environ.get("SAGE_ANNOTATION_ONLY", "").strip().lower() in ("1", "true", "yes")
+
+
+def keep_slice_in_url() -> None:
+    """Put ``?slice=<hash>`` in the URL whenever a loaded (non-demo) slice is current.
+
+    Called from the entrypoint on every run: page switches clear query parameters,
+    and without it a browser refresh or a copied URL would open on the demo slice.
+    """
+    ls = st.session_state.get(KEY)
+    linked = _from_link()
+    if ls is None and linked is not None:  # a new session opened from a URL naming a slice
+        st.session_state[KEY] = ls = linked
+    if ls is not None and ls.content_hash in _loaded() and st.query_params.get("slice") != ls.content_hash:
+        st.query_params["slice"] = ls.content_hash
+
+
+def slice_caption() -> None:
+    """One line naming the slice a page works on (every page but Home, where it is loaded)."""
+    ls = current_slice()
+    st.caption(f"Slice: **{ls.name}** · {len(ls.turns)} turns, {ls.n_dialogues} dialogues · loaded on the "
+               "Home page")
