@@ -173,6 +173,8 @@ MWOZ_HINTS: dict[str, tuple[tuple[str, float], ...]] = {
 # In a sentence about a time ("a preferred departure or arrival time?"), a place
 # slot's weak words ("departure") do not count; its phrases ("departing from") do.
 MWOZ_TIME_EXCLUDED = {"departure", "destination"}
+# yes/no-shaped questions that ask for a value in MultiWOZ agents' phrasing
+MWOZ_ASK = re.compile(r"\b(?:in mind|preference|particular|specific|certain)\b", re.I)
 
 
 def mwoz_suffix(slot: str) -> Optional[str]:
@@ -328,6 +330,7 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
     """Slots the agent asks for in ``text``: request sentences (not offers or confirmations) naming the slot."""
     out: dict[str, tuple[float, Span]] = {}
     candidates = spec.intent_slots + [s for s in spec.slots if s not in spec.intent_slots]
+    mwoz_spec = any(mwoz_suffix(s) in MWOZ_HINTS for s in spec.slots)
     # delexicalised placeholders ("[restaurant_name]", "[value_area]") stand for values, not for
     # words naming a slot; blank them out (same length, so spans stay valid)
     text = DELEX.sub(lambda m: " " * len(m.group(0)), text or "")
@@ -338,7 +341,10 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if confirmation_cue(sent) or OFFER_START.search(sent):
             continue
         yesno = bool(YESNO_START.search(sent)) and not REQUEST_CUES.search(sent)
-        if not yesno and not REQUEST_CUES.search(sent):
+        asks = yesno and mwoz_spec and bool(MWOZ_ASK.search(sent))
+        if asks:
+            yesno = False  # "do you have a price range in mind ?" asks for the value
+        if not yesno and not asks and not REQUEST_CUES.search(sent):
             continue
         # a sentence that names a concrete state value is an offer/confirmation, not a request
         if state and any(v and len(v) > 2 and find_in_text(v, sent) for v in state.values()

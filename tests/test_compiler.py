@@ -205,6 +205,11 @@ def test_mwoz_departure_time_is_not_the_departure_place(mwoz):
      {"restaurant-bookday", "restaurant-booktime"}),
     ("restaurant:find_restaurant", "what part of town would you like?", {"restaurant-area"}),
     ("restaurant:find_restaurant", "where will you be departing from ?", set()),  # no restaurant slot asked
+    # yes/no-shaped questions that ask for a value (MultiWOZ agents' phrasing)
+    ("hotel:find_hotel", "do you have a price range in mind ?", {"hotel-pricerange"}),
+    ("hotel:find_hotel", "is there a particular area you would like to stay in ?", {"hotel-area"}),
+    ("restaurant:find_restaurant", "do you have a specific type of food in mind ?", {"restaurant-food"}),
+    ("restaurant:find_restaurant", "would you like me to book it ?", set()),
 ])
 def test_mwoz_requests_other_domains(mwoz, wid, text, slots):
     assert set(_req(text, mwoz.get(wid))) == slots
