@@ -25,7 +25,7 @@ STYLE = """
 .sage-dlg td.none {color:#15803d;}
 .sage-dlg td.na {color:#a1a1aa;}
 .sage-dlg td.diff {background:#fef2f2;}
-.sage-dlg code {font-size:0.8rem;}
+.sage-dlg code {font-size:0.8rem; white-space:nowrap;}
 </style>
 """
 

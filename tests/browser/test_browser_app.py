@@ -275,3 +275,20 @@ def test_every_page_and_two_annotators(server, browser):
     _wait_text(d, f"Disagreements ({n_dis}")
     _idle(d)
     _shot(d, "agreement.png")
+
+    # dialogues: first failing turn per annotator and SAGE run; a turn id opens the Inspector on it
+    d.get(base + "/Dialogues")
+    _wait_text(d, "First failing turn per dialogue")
+    _idle(d)
+    heads = [h.text for h in d.find_elements(By.CSS_SELECTOR, "table.sage-dlg th")]
+    assert {"alice", "bob"} <= set(heads), heads
+    _shot(d, "dialogues.png")
+    links = d.find_elements(By.CSS_SELECTOR, "table.sage-dlg a")
+    assert links, "no failing turn in the labelled dialogues"
+    first = links[0].text.split(" ")[0]
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", links[0])
+    links[0].click()
+    _wait_text(d, "Criterion trace")
+    _idle(d)
+    assert f"turn={first.replace(':', '%3A')}" in d.current_url or f"turn={first}" in d.current_url
+    assert first in d.find_element(By.TAG_NAME, "body").text
