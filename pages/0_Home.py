@@ -138,7 +138,8 @@ def _results_section(ls) -> None:
         c[2].metric("Recall", _fmt(m["recall"]))
         c[3].metric("Specificity on clean turns", _fmt(m.get("clean_specificity")),
                     help="Share of gold-clean turns judged acceptable (undecided counts as acceptable).")
-        c[4].metric("Undecided", f"{m.get('undecided_rate', 0.0):.1%}")
+        c[4].metric("Undecided turns", f"{m.get('undecided_rate', 0.0):.1%}",
+                    help="No criterion fired and at least one abstained; scored as acceptable here.")
         c1, c2 = st.columns(2)
         per_class = m.get("per_class_recall") or {}
         if per_class:
@@ -150,8 +151,9 @@ def _results_section(ls) -> None:
                          column_config={"recall": st.column_config.NumberColumn(format="%.3f")})
         if "stage_shares" in m:
             c2.markdown(f"**Share of criteria decided per stage** ({m.get('n_criteria', 0)} criteria)")
-            c2.dataframe(pd.DataFrame([{"stage": k, "share": v} for k, v in m["stage_shares"].items()]),
-                         hide_index=True, column_config={"share": st.column_config.NumberColumn(format="percent")})
+            c2.dataframe(pd.DataFrame([{"stage": k, "share of criteria": 100 * v}
+                                       for k, v in m["stage_shares"].items()]), hide_index=True,
+                         column_config={"share of criteria": st.column_config.NumberColumn(format="%.1f %%")})
     else:
         st.caption("This slice has no gold labels: no headline metrics.")
     st.markdown("**All runs on this slice**")

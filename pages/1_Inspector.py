@@ -51,7 +51,7 @@ def _turn_detail(ls, res, tid: str) -> None:
     t, v = ls.by_id[tid], res.by_id[tid]
     gold = t.gold.label if t.gold else None
     head = st.columns([2, 1, 1, 1, 1])
-    head[0].markdown(f"### `{tid}`\n{t.workflow} · dialogue `{t.dialogue_id}`")
+    head[0].markdown(f"### `{tid}`\n{t.workflow}  \ndialogue `{t.dialogue_id}`")
     head[1].markdown("**SAGE verdict**<br>" + render.badge(v.label.value), unsafe_allow_html=True)
     head[2].metric("Confidence", f"{v.confidence:.3f}")
     gold_txt = f"{gold}" + (f" ({t.gold.failure_class})" if t.gold and t.gold.failure_class else "") if gold else "none"
@@ -89,6 +89,8 @@ def _turn_detail(ls, res, tid: str) -> None:
         st.dataframe(trace.style.apply(lambda r: ["background-color: #fee2e2" if r["verdict"] == "failure present"
                                                   else "" for _ in r], axis=1).format({"margin": "{:.3f}"}),
                      hide_index=True,
+                     column_order=["#", "class", "verdict", "decided by", "margin", "abstained", "criterion",
+                                   "evidence"],  # args and every stage attempt: in the expanders below
                      column_config={"criterion": st.column_config.TextColumn("failure checked", width="large")})
         st.caption(f"margin: how decisively the deciding stage answered (S1 rules = 1.0; S2 decides only when "
                    f"|margin| >= tau = {get_settings().tau}); abstained: the stages that could not decide. "
