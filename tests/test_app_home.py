@@ -251,3 +251,18 @@ def test_empty_upload_and_slice_path_without_schema_are_named(db_url, tmp_path):
     at.button(key="load_path_btn").click().run()
     assert not at.exception and not at.error
     assert {m.label: m.value for m in at.metric}["Turns"] == "5"
+
+
+def test_two_slice_files_uploaded_at_once_is_an_input_error(db_url):
+    rec = load_demo().turns[0].to_dict()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.radio(key="load_source").set_value("Upload").run()  # format left on auto-detect
+    at.file_uploader(key="load_files").set_value([(n, (json.dumps(rec) + "\n").encode(), "application/json")
+                                                  for n in ("a.jsonl", "b.jsonl")])
+    at.file_uploader(key="load_schema_file").set_value(("schema.json", DEMO_SCHEMA.read_bytes(), "application/json"))
+    at.run()
+    at.button(key="load_upload_btn").click().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    assert "a.jsonl" in msg and "b.jsonl" in msg and "one JSONL file" in msg and "sage_upload" not in msg

@@ -169,12 +169,19 @@ def load_upload(kind: Optional[str], files: Sequence[tuple[str, bytes]],
         target = folder / data_files[0] if len(data_files) == 1 else folder
         try:
             kind = kind or detect_kind(target)
-            if kind == "slice" and len(data_files) == 1:
+            if kind == "slice":
+                if len(data_files) != 1:
+                    raise SageInputError(f"a SAGE slice is one JSONL file; {len(data_files)} were uploaded "
+                                         f"({', '.join(data_files)}): upload one, or choose the corpus format",
+                                         field="upload")
                 raw = next(d for n, d in files if Path(n).name == data_files[0])
                 return _upload_slice(data_files[0], raw, schema)
             turns, registry = load_corpus(kind, str(target), str(spath) if spath else None)
         except SageInputError as e:
             raise _renamed(e, tmp) from None
+        except OSError as e:  # e.g. a folder where the loader expected a file: name the upload, not the temp dir
+            raise SageInputError(f"cannot read the uploaded files as {kind}: {e.strerror or e}",
+                                 file=", ".join(data_files), field="upload") from None
         label = ", ".join(n for n, _ in files[:3]) + (" ..." if len(files) > 3 else "")
         return _loaded(f"upload: {label}", kind, turns, registry)
 
