@@ -228,6 +228,8 @@ def test_every_page_and_two_annotators(server, browser):
     ActionChains(d).move_to_element(point).click().perform()
     _wait_text(d, f"Keeping {n // 2} of {n} turns; {n - n // 2} declined")
     _idle(d)
+    ActionChains(d).move_to_element(d.find_element(By.TAG_NAME, "h1")).perform()  # the tooltip would hide a panel
+    time.sleep(0.5)
     _shot(d, "risk_coverage.png")
 
     # blind annotation: alice and bob, each in a fresh browser profile, three turns each
