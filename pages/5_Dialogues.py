@@ -58,6 +58,7 @@ with guard():
                    "baseline verdicts.")
 
     rows, pairs = audit_dialogue_view(labels, evaluators)
+    rows = sorted(rows, key=lambda r: dialogues.natural_key(r.dialogue_id))
     annotators = labels.annotators
     sources = [*annotators, *evaluators]
     if not annotators:
@@ -76,6 +77,11 @@ with guard():
                                      lambda tid, src: inspector_link(tid, ls, run_keys.get(src))),
                 unsafe_allow_html=True)
     plain = dialogues.frame(rows, sources, annotators)
+    both = [r for r in rows if dialogues._same(r, annotators) is not None]
+    if both:
+        st.caption(f"The annotators name the same first failing turn in "
+                   f"{sum(dialogues._same(r, annotators) for r in both)} of {len(both)} dialogues they both labelled "
+                   "completely.")
 
     st.subheader("Agreement on the first failing turn")
     pf = dialogues.pairwise_frame(pairs)

@@ -29,6 +29,13 @@ STYLE = """
 </style>
 """
 
+def natural_key(text: str) -> list:
+    """'1_00006' before '10_00013' (digit runs compare as numbers)."""
+    import re
+
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+
+
 NO_FAILURE = "no failure"
 NOT_LABELLED = "not fully labelled"
 
