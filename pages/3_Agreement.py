@@ -108,7 +108,10 @@ with guard():
     if hvg.empty:
         st.caption("The audit's turns carry no gold labels.")
     else:
-        st.dataframe(hvg.pivot_table(index="who", columns="gold", values="agree"), key="agr_hvg")
+        st.dataframe(hvg.pivot_table(index="who", columns="gold", values="agree"), key="agr_hvg",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in hvg["gold"].unique()})
+        st.caption("Share of the turns each rater labelled where the label matches the slice's gold, per gold value "
+                   "(all = every such turn with gold); consensus = the turns both annotators agree on.")
         kg = cons.human_vs_gold_kappa(labels, level)
         if kg:
             st.caption("Cohen's kappa vs gold: " + ", ".join(f"{k} {v:.3f}" for k, v in kg.items()))
