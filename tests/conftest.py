@@ -28,3 +28,25 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def sgd_schema_path(shared_data) -> Path:
     return shared_data / "sgd" / "test" / "schema.json"
+
+
+@pytest.fixture()
+def db_url(tmp_path, monkeypatch):
+    """A fresh SQLite audit database for one test, set as SAGE_DATABASE_URL."""
+    from sage_core.settings import get_settings
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    monkeypatch.setenv("SAGE_DATABASE_URL", url)
+    get_settings.cache_clear()
+    yield url
+    get_settings.cache_clear()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fresh_app_run_store(request):
+    """Each app test module starts without finished runs left by earlier modules (the store is process-wide)."""
+    if Path(str(request.fspath)).name.startswith("test_app_"):
+        from ui.runs import _store
+
+        _store.clear()
+    yield

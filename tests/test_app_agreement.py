@@ -16,17 +16,6 @@ TIMEOUT = 180
 
 
 @pytest.fixture()
-def db_url(tmp_path, monkeypatch):
-    from sage_core.settings import get_settings
-
-    url = f"sqlite:///{tmp_path / 'audit.db'}"
-    monkeypatch.setenv("SAGE_DATABASE_URL", url)
-    get_settings.cache_clear()
-    yield url
-    get_settings.cache_clear()
-
-
-@pytest.fixture()
 def labelled_audit(db_url):
     """12 sampled demo turns; A labels like gold, B flips one clean and one failure turn."""
     ls = load_demo()

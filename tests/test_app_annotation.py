@@ -17,17 +17,6 @@ TIMEOUT = 120
 PAGE = "pages/2_Blind_annotation.py"
 
 
-@pytest.fixture()
-def db_url(tmp_path, monkeypatch):
-    from sage_core.settings import get_settings
-
-    url = f"sqlite:///{tmp_path / 'audit.db'}"
-    monkeypatch.setenv("SAGE_DATABASE_URL", url)
-    get_settings.cache_clear()
-    yield url
-    get_settings.cache_clear()
-
-
 def _session(name: str) -> AppTest:
     """A fresh browser session opened directly on the annotation page, signed in as ``name``."""
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)

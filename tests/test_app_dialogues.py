@@ -16,17 +16,6 @@ TIMEOUT = 180
 
 
 @pytest.fixture()
-def db_url(tmp_path, monkeypatch):
-    from sage_core.settings import get_settings
-
-    url = f"sqlite:///{tmp_path / 'audit.db'}"
-    monkeypatch.setenv("SAGE_DATABASE_URL", url)
-    get_settings.cache_clear()
-    yield url
-    get_settings.cache_clear()
-
-
-@pytest.fixture()
 def audit(db_url):
     """Demo turns, 3 per stratum; A labels like gold; B calls the first audited turn of one dialogue a failure
     and misses one gold failure, and leaves the last audited turn of another dialogue unlabelled."""

@@ -16,17 +16,6 @@ APP = str(REPO / "app.py")
 TIMEOUT = 180
 
 
-@pytest.fixture()
-def db_url(tmp_path, monkeypatch):
-    from sage_core.settings import get_settings
-
-    url = f"sqlite:///{tmp_path / 'audit.db'}"
-    monkeypatch.setenv("SAGE_DATABASE_URL", url)
-    get_settings.cache_clear()
-    yield url
-    get_settings.cache_clear()
-
-
 def _texts(at) -> str:
     parts = [e.value for e in at.markdown] + [e.value for e in at.info] + [e.value for e in at.caption]
     return "\n".join(str(p) for p in parts)
