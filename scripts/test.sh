@@ -16,7 +16,16 @@ if [ -z "${SAGE_TEST_POSTGRES_URL:-}" ] && [ -f scripts/start_postgres.sh ] && l
     echo "warning: PostgreSQL could not be started; its tests will be skipped" >&2
   fi
 fi
-python3 -m pytest -q "$@"
-rc=$?
+if [ $# -eq 0 ]; then
+  # the soak tests first, unbuffered, so their row counts are printed; then everything else
+  python3 -m pytest -q -s -p no:cacheprovider tests/test_soak_audit.py
+  rc_soak=$?
+  python3 -m pytest -q -p no:cacheprovider --ignore=tests/test_soak_audit.py
+  rc=$?
+  [ $rc -eq 0 ] && rc=$rc_soak
+else
+  python3 -m pytest -q "$@"
+  rc=$?
+fi
 if [ -n "$PG_STARTED" ]; then bash scripts/start_postgres.sh stop >/dev/null 2>&1 || true; fi
 exit $rc
