@@ -9,6 +9,7 @@ extraction floor are dropped rather than guessed.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional
 
 from .normalize import (VALUE_ALIASES, clean_text, values_match, find_dontcare, find_in_text, iter_dates, iter_numbers, iter_times, tokens,
@@ -30,7 +31,7 @@ TYPE_HINTS = {
 NAME_HINTS = {  # slot-name token -> extra words people use when asking for it
     "city": ("city", "where", "location", "place"), "location": ("where", "location", "city", "area", "place"),
     "area": ("where", "area", "location"), "where": ("where", "city", "location", "place"), "destination": ("where", "destination", "going"),
-    "seats": ("how many", "people", "seats", "party"), "tickets": ("how many", "tickets"),
+    "seats": ("how many", "people", "seats", "party"), "kids": ("child", "children", "kid"), "tickets": ("how many", "tickets"),
     "passengers": ("how many", "passengers", "people"), "adults": ("how many", "people", "adults", "guests"),
     "rooms": ("how many", "rooms"), "beds": ("bedrooms", "beds", "bed rooms"), "baths": ("bathrooms", "baths"),
     "amount": ("how much", "amount"), "receiver": ("who", "whom", "contact", "recipient"),
@@ -43,7 +44,7 @@ NAME_HINTS = {  # slot-name token -> extra words people use when asking for it
     "to": ("where to", "going to", "destination"), "intent": ("rent or buy", "buy or rent"),
     "title": ("which movie", "what movie", "title"), "track": ("song", "track"), "artist": ("artist", "singer"),
     "event": ("event",), "payment": ("account", "pay with", "payment method", "card"), "method": ("account", "card"),
-    "insurance": ("insurance",), "luggage": ("luggage", "bags"), "protection": ("trip protection", "insurance"),
+    "insurance": ("insurance",), "luggage": ("luggage", "bags", "baggage"), "protection": ("trip protection", "insurance"),
     "class": ("class",), "ride": ("ride", "type of ride"), "stylist": ("stylist", "salon"),
     "therapist": ("therapist", "doctor"), "restaurant": ("restaurant",), "movie": ("movie", "film"),
     "visit": ("when", "visit"), "check": ("check in", "check out", "when"),
@@ -70,7 +71,13 @@ CONFIRM_CUES = [  # (regex, act, confidence)
      r"confirmed|made)\b", "NOTIFY_SUCCESS", 0.85),
 ]
 _CONFIRM_RES = [(re.compile(p, re.I), a, c) for p, a, c in CONFIRM_CUES]
-NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|without|never|nope|isn't|aren't|won't)\b", re.I)
+NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|doesnt|without|never|nope|isn't|isnt|aren't|arent|won't|wont|"
+                      r"didn't|didnt|can't|cant)\b", re.I)
+# "insurance is not necessary": the negation follows the keyword
+NEGATED_AFTER = re.compile(r"^\W*(?:is|are|will be|would be)\s+not\b|^\W*(?:isn't|isnt|aren't|arent|won't be|wont be)\b",
+                           re.I)
+# "No, I ..." / "No. I have extra baggage": a leading no answers the previous question, it negates nothing after it
+LEAD_NO = re.compile(r"^\s*(?:no|nope|nah)\s*[,.!;]\s*", re.I)
 DESC_STOP = {"of", "the", "a", "an", "to", "for", "in", "at", "on", "and", "or", "is", "be", "whether", "this",
              "that", "which", "with", "by", "from", "are", "has", "have", "if", "it"}
 _SENT_RE = re.compile(r"[^.!?]*[.!?]?")
@@ -108,8 +115,8 @@ OFFER_START = re.compile(r"^\s*(?:ok(?:ay)?[,.]?\s*|sure[,.]?\s*|great[,.]?\s*)?
                          r"do you like|i found|i have found|i've found|there (?:is|are)|does (?:that|this)|"
                          r"is there anything|anything else|can i (?:help|assist|do)|shall i|should i|"
                          r"would you (?:want|like) me)", re.I)
-YESNO_START = re.compile(r"^\s*(?:and\s+|also\s+|ok(?:ay)?[,.]?\s*)?(do|does|did|will|would|should|shall|are|is|"
-                         r"can|could)\s+(you|it|they|there)\b", re.I)
+YESNO_START = re.compile(r"^\s*(?:and\s+|also\s+|ok(?:ay)?[,.]?\s*)?(?:(do|does|did|will|would|should|shall|are|is|"
+                         r"can|could)\s+(you|it|they|there)\b|(would) (like|want) to\b)", re.I)
 
 
 def _own_tokens(slot: str) -> list[str]:
@@ -119,6 +126,8 @@ def _own_tokens(slot: str) -> list[str]:
     return own or [t for t in raw if t not in ("of", "the", "a", "an", "to", "from", "is", "has")]
 
 
+REJECTED_BEFORE = re.compile(r"\b(?:instead of|rather than)\s+(?:an?\s+|the\s+)?$", re.I)
+OPPOSITE_END = {"in": "out", "out": "in"}  # check_in_date vs check_out_date
 TYPE_LIKE = ("type", "category", "genre", "kind", "class")
 KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred|the)\s+(kind|type|sort|genre|category|style)s?"
                      r"\s+of\b", re.I)
@@ -214,6 +223,7 @@ def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
         for t in set(_own_tokens(other)):
             shared[t] = shared.get(t, 0) + 1
     kws: dict[str, float] = {}
+    raw_name = set(tokens(slot.replace("_", " ")))
 
     def put(k: str, w: float) -> None:
         if kws.get(k, 0.0) < w:
@@ -224,6 +234,8 @@ def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
         if t.endswith("s") and len(t) > 3:
             put(t[:-1], w)
         for h in NAME_HINTS.get(t, ()):
+            if any(OPPOSITE_END.get(x) in raw_name and x not in raw_name for x in h.split()):
+                continue  # "check out" is no hint for check_in_date
             put(h, 0.6 if w == 1.0 else 0.4)
     first = tokens(slot.replace("_", " "))[:1]
     for h in DIRECTION_HINTS.get(first[0] if first else "", ()):
@@ -335,7 +347,8 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
     # words naming a slot; blank them out (same length, so spans stay valid)
     text = DELEX.sub(lambda m: " " * len(m.group(0)), text or "")
     for sent, off in sentences(text):
-        question = sent.rstrip().endswith("?")
+        # a yes/no opening asks even when the writer left off the question mark ("Do you want to add insurance")
+        question = sent.rstrip().endswith("?") or bool(YESNO_START.search(sent))
         if not (question or re.search(r"\b(tell me|let me know|need|provide|specify)\b", sent, re.I)):
             continue
         if confirmation_cue(sent) or OFFER_START.search(sent):
@@ -370,6 +383,17 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
     return sorted(((s, c, sp) for s, (c, sp) in out.items()), key=lambda x: x[2])
 
 
+def _restates_bool(turn: Turn, spec: WorkflowSpec) -> bool:
+    """The reply names a yes/no slot the state holds ("free entry: True, good for kids: True")."""
+    words = tokens(turn.agent)
+    for slot, v in {**turn.state_before, **turn.state_after}.items():
+        if slot in spec.slots and spec.slots[slot].value_type == "bool" and str(v).lower() in ("true", "false"):
+            kws = bool_keywords(spec, slot)
+            if any(w.startswith(k[:6]) for k in kws for w in words):
+                return True
+    return False
+
+
 def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> list[AgentAct]:
     """REQUEST and CONFIRM/NOTIFY_SUCCESS acts recovered from the agent reply."""
     acts: list[AgentAct] = []
@@ -378,7 +402,7 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> li
         # a confirmation restates what it confirms; "just to verify you tried the code?" names no value
         values = [v for v in {**turn.state_before, **turn.state_after}.values()
                   if v and str(v).strip() and str(v).lower() not in ("true", "false", "dontcare")]
-        if not any(find_in_text(v, turn.agent) for v in values):
+        if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec):
             cue = (cue[0], min(cue[1], 0.45), cue[2])
     if cue and cue[1] >= floor:
         acts.append(AgentAct(cue[0], None, None, cue[1]))
@@ -411,6 +435,17 @@ def _sentence_start(text: str, pos: int) -> int:
 
 ABOUT_IT = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(is|are|does|do|did|was|has|have)\s+(it|they|the|this|that|"
                       r"these|those|there)\b|\b(how|what|which)\b.*\b(is|are)\s+(it|they|the)\b", re.I)
+# a question about the offer itself ("was that for 2 tickets?", "what is the price of one ticket?"); unlike
+# ABOUT_IT, "are there any three star hotels?" still asks for something with the value
+ABOUT_OFFER = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(?:is|are|was|were|does|do|did)\s+(?:it|they|that|this|these|"
+                         r"those)\b|\b(?:how|what)\b.*\b(?:is|are)\s+(?:it|they|the)\b|\b(?:is|was)\s+(?:that|it|this)\s*\?\s*$",
+                         re.I)
+
+
+def _asks_about_offer(text: str, span: Span) -> bool:
+    sent = _sentence_of(text, span)
+    return sent.rstrip().endswith("?") and bool(ABOUT_OFFER.search(sent)) and not re.search(
+        r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I)
 
 
 def _is_question(text: str, span: Span) -> bool:
@@ -471,6 +506,11 @@ NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name
                       r"['\"]?(?=\s*(?:[.,!?]|$|\s(?:please|at|for|on|and|by|in)\b))", re.I)
 
 
+@lru_cache(maxsize=1)
+def _alias_words() -> frozenset[str]:
+    return frozenset(clean_text(a) for al in VALUE_ALIASES.values() for a in al)
+
+
 def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked: dict[str, float]
                           ) -> list[tuple[str, str, Span, float]]:
     """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
@@ -485,7 +525,10 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
                  "by": having(("artist", "directed", "starring", "cast", "author", "singer")),
                  "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
                  "person": having(("receiver", "contact", "recipient", "friend"))}
+    aliases = _alias_words()
     for val, (a, b) in runs:
+        if clean_text(val) in aliases:
+            continue  # "interested in Musical performance": a categorical value's alias, not a place or name
         prev = [t for t in tokens(text[max(0, a - 30):a]) if t not in ("the", "a", "an")][-2:] or [""]
         before = prev[-1]
         target = None
@@ -556,7 +599,10 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
 
     def add(slot: str, value: str, span: Optional[Span], conf: float) -> None:
         conf = round(min(conf, 0.95), 3)
-        if conf >= floor and (slot not in found or found[slot].confidence < conf):
+        old = found.get(slot)
+        longer = (old is not None and old.confidence == conf and span and old.span and span != old.span
+                  and span[0] <= old.span[0] and old.span[1] <= span[1])  # "conditionally refundable" > "refundable"
+        if conf >= floor and (old is None or old.confidence < conf or longer):
             found[slot] = UserValue(slot, value, span, conf)
 
     def attribute(slots: list[str], base_unique: float) -> list[tuple[str, float]]:
@@ -584,6 +630,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
                     span, base = find_in_text(alias, text, "text"), 0.6
                     if span:
                         break
+            if span and REJECTED_BEFORE.search(text[max(0, span[0] - 24):span[0]]):
+                continue  # "a flexible ticket instead of a value ticket": value is what the user does not want
             if span and not _is_question(text, span):
                 by_value.setdefault(pv, []).append(slot)
                 for slot_, conf in attribute([s for s in by_value[pv] if s in intent] or by_value[pv], base):
@@ -596,6 +644,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
             continue
         for _, span in mentions[:1] if len(slots) == 1 else mentions:
             raw = text[span[0]:span[1]]
+            if vt == "number" and _asks_about_offer(text, span):
+                continue  # "was that for 2 tickets?" asks about the offer, it gives no value
             base = 0.6
             cands = slots
             if vt == "number":
@@ -644,8 +694,9 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
                 break
         if hit and not _is_question(text, (hit[1], hit[2])) and not ASKING.search(
                 _sentence_of(text, (hit[1], hit[2]))[:max(0, hit[1] - _sentence_start(text, hit[1]))]):
-            before = text[max(0, hit[1] - 40):hit[1]]
-            val = "False" if NEGATION.search(" ".join(tokens(before)[-4:])) else "True"
+            before = LEAD_NO.sub("", text[max(_sentence_start(text, hit[1]), hit[1] - 40):hit[1]])
+            negated = NEGATION.search(" ".join(tokens(before)[-4:])) or NEGATED_AFTER.search(text[hit[2]:hit[2] + 30])
+            val = "False" if negated else "True"
             add(slot, val, (hit[1], hit[2]), 0.6)
         elif not hit and slot in asked and words:
             if words[0] in ("yes", "yeah", "yep", "sure", "definitely"):
@@ -669,7 +720,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
     if len(text_asked) == 1:
         taken = [uv.span for uv in found.values() if uv.span]
         pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
-        runs = [r for r in capitalised_runs(text) if r[0].lower() not in pvs
+        aliases = _alias_words()
+        runs = [r for r in capitalised_runs(text) if r[0].lower() not in pvs and clean_text(r[0]) not in aliases
                 and not any(r[1][0] < b and a < r[1][1] for a, b in taken)]
         if len(runs) == 1:
             add(text_asked[0], runs[0][0], runs[0][1], 0.6)

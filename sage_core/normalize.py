@@ -66,16 +66,16 @@ VALUE_ALIASES = {
     "pool": ("shared ride", "shared", "carpool", "share a ride", "share the ride"),
     "regular": ("standard", "normal", "ordinary"),
     "luxury": ("fancy", "luxurious", "premium", "high end", "comfortable", "expensive"),
-    "theater": ("play", "drama", "broadway", "theatre", "stage show"),
-    "music": ("concert", "gig", "band", "live music", "singer"),
+    "theater": ("play", "drama", "broadway", "theatre", "stage show", "show"),
+    "music": ("concert", "gig", "band", "live music", "singer", "musical"),
     "debit card": ("checking account", "check card", "debit", "checking"),
     "credit card": ("visa", "mastercard", "master card", "amex", "jcb", "discover", "credit"),
     "app balance": ("balance", "in app", "app cash", "wallet", "app account"),
-    "flexible": ("refundable", "fully refundable", "conditionally refundable"),
-    "value": ("cheapest", "basic", "non refundable", "economy"), "business": ("first class",),
+    "flexible": ("refundable", "fully refundable"),
+    "value": ("cheapest", "basic", "non refundable", "economy", "conditionally refundable"), "business": ("first class",),
     "economy": ("coach", "cheapest"), "premium economy": ("economy premium", "economy plus"),
     "pricey": ("expensive", "high end", "upscale", "fancy"), "cheap": ("inexpensive", "budget", "affordable"),
-    "moderate": ("moderately priced", "mid range", "reasonably priced", "not too expensive"),
+    "moderate": ("moderately priced", "mid range", "intermediate priced", "intermediate", "reasonably priced", "not too expensive"),
     "ultra high end": ("very expensive", "luxury", "upscale"), "3d": ("3 d", "three d"),
     "direct": ("non stop", "nonstop", "direct"), "one stop": ("one stop", "1 stop", "layover"),
     "living room": ("living room", "lounge"), "hatchback": ("small car", "compact"),
@@ -562,6 +562,9 @@ def _find_tokens(value: str, text: str) -> Optional[Span]:
     return None
 
 
+_SHORT_YEAR_RE = re.compile(r"['\u2019](\d{2})(?![\d:])")
+
+
 def find_in_text(value: Optional[str], text: str, value_type: str = "text") -> Optional[Span]:
     """Span [l, r) in text where value is expressed (normalisation-aware), or None."""
     if value is None or not str(value).strip() or not text:
@@ -590,6 +593,10 @@ def find_in_text(value: Optional[str], text: str, value_type: str = "text") -> O
             for n2, sp in iter_numbers(text):
                 if n2 == n:
                     return sp
+            if n == int(n) and 1900 <= n <= 2099:  # a year said short: "from '19" = 2019
+                for m in _SHORT_YEAR_RE.finditer(text):
+                    if int(m.group(1)) == int(n) % 100:
+                        return (m.start(), m.end())
             if value_type == "number":
                 return None
     if value_type == "bool":

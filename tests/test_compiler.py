@@ -293,3 +293,102 @@ def test_uncertain_workflow_drops_extracted_requests(mwoz):
     t = _mwoz_turn(spec.id, agent, st, st, meta={"workflow_confidence": 0.5})
     t.agent_acts = [AgentAct("REQUEST", "restaurant-area")]
     assert [c.args["slot"] for c in compile_turn(t, spec) if c.type == FailureClass.WNF] == ["restaurant-area"]
+
+
+# --- text-only extraction: causes of false positives on clean SGD turns -------------------------
+from sage_core.extract import extract_user_values, requested_slots  # noqa: E402
+
+
+def _spec(slots, required, sid="Svc_1:Do"):
+    sl = {s.name: s for s in slots}
+    return WorkflowSpec(sid, sid.split(":")[0], sid.split(":")[1], "", sl, required, {}, is_transactional=True)
+
+
+def _uvs(spec, user, agent_before=""):
+    hist = [Utterance("agent", agent_before)] if agent_before else []
+    t = Turn("d1:1", "d1", spec.id, hist, user, "", {}, {}, None, None, None)
+    return {uv.slot: uv.value for uv in extract_user_values(t, spec)}
+
+
+def test_numbers_in_questions_about_the_offer_are_no_user_values():
+    spec = _spec([_slot("number_of_tickets", "Number of tickets", ["1", "2", "3", "4"])], ["number_of_tickets"])
+    assert "number_of_tickets" not in _uvs(spec, "Was that for 2 tickets?")
+    assert "number_of_tickets" not in _uvs(spec, "Yes, that is good. What is the price of one ticket?")
+    assert _uvs(spec, "I need 2 tickets please.") == {"number_of_tickets": "2"}
+
+
+def test_bool_negation_forms():
+    spec = _spec([_slot("add_insurance", "Whether to add insurance", ["True", "False"]),
+                  _slot("additional_luggage", "Whether the user carries additional luggage", ["True", "False"])],
+                 ["add_insurance", "additional_luggage"])
+    assert _uvs(spec, "No, thanks. I won't be needing insurance.")["add_insurance"] == "False"
+    assert _uvs(spec, "Insurance is not necessary but thanks.")["add_insurance"] == "False"
+    assert _uvs(spec, "No. I have extra baggage with me.")["additional_luggage"] == "True"
+    assert _uvs(spec, "I want insurance, please.")["add_insurance"] == "True"
+    assert _uvs(spec, "I don't want insurance.")["add_insurance"] == "False"
+
+
+def test_child_friendly_means_good_for_kids():
+    spec = _spec([_slot("good_for_kids", "Whether the attraction is good for kids", ["True", "False"])],
+                 ["good_for_kids"])
+    assert _uvs(spec, "Look in Seattle, I'd like something which is child-friendly.") == {"good_for_kids": "True"}
+
+
+def test_event_type_aliases_show_and_musical():
+    spec = _spec([_slot("event_type", "Type of event", ["Music", "Theater"]), _slot("city", "City of the event")],
+                 ["event_type", "city"])
+    assert _uvs(spec, "Can you find a Show for me?")["event_type"] == "Theater"
+    assert _uvs(spec, "I really like musical shows.")["event_type"] == "Music"
+
+
+def test_check_in_question_is_no_check_out_request():
+    spec = _spec([_slot("where_to", "Location of the house"), _slot("check_in_date", "Check in date"),
+                  _slot("check_out_date", "Check out date")], ["where_to", "check_in_date", "check_out_date"])
+    got = {s for s, _, _ in requested_slots("When will you check in?", spec)}
+    assert "check_out_date" not in got and "check_in_date" in got
+    got = {s for s, _, _ in requested_slots("When do you want to check out?", spec)}
+    assert "check_in_date" not in got and "check_out_date" in got
+
+
+def test_confirmation_restating_only_yes_no_slots_is_a_confirmation():
+    from sage_core.extract import extract_agent_acts
+    spec = _spec([_slot("location", "City of the attraction"),
+                  _slot("free_entry", "Whether entrance is free", ["True", "False"]),
+                  _slot("good_for_kids", "Whether the attraction is good for kids", ["True", "False"])],
+                 ["location"])
+    t = Turn("d1:1", "d1", spec.id, [], "Something free and child friendly?",
+             "Please confirm the following details - free entry: True, good for kids: True. Shall I go ahead?",
+             {}, {"free_entry": "True", "good_for_kids": "True"}, None, None, None)
+    assert any(a.act == "CONFIRM" for a in extract_agent_acts(t, spec))
+    t2 = Turn("d1:1", "d1", spec.id, [], "ok", "Just to verify, you tried the code?", {},
+              {"free_entry": "True"}, None, None, None)
+    assert not any(a.act == "CONFIRM" for a in extract_agent_acts(t2, spec))
+
+
+def test_are_there_questions_still_give_values():
+    spec = _spec([_slot("number_of_rooms", "Number of rooms", ["1", "2", "3"]),
+                  _slot("star_rating", "Star rating of the hotel", ["1", "2", "3", "4", "5"])],
+                 ["number_of_rooms", "star_rating"])
+    assert _uvs(spec, "Are there any alternative three star hotel with one room?").get("number_of_rooms") == "one"
+
+
+def test_longer_alias_wins_and_rejected_values_are_no_user_values():
+    spec = _spec([_slot("class", "Fare class of the ticket", ["Value", "Flexible", "Business"])], ["class"])
+    assert _uvs(spec, "I need one seat that is conditionally refundable.") == {"class": "Value"}
+    assert _uvs(spec, "I want a refundable ticket.") == {"class": "Flexible"}
+    assert _uvs(spec, "No, I want a fully refundable ticket instead of a value ticket.") == {"class": "Flexible"}
+
+
+def test_a_categorical_alias_is_no_free_text_answer():
+    spec = _spec([_slot("event_type", "Type of event", ["Music", "Sports"]), _slot("city", "City of the event")],
+                 ["event_type", "city"])
+    got = _uvs(spec, "I'm interested in Musical performance.", agent_before="In which city?")
+    assert "city" not in got
+    assert _uvs(spec, "I am in Portland.", agent_before="In which city?") == {"city": "Portland"}
+
+
+def test_yes_no_question_without_question_mark_asks_for_the_bool_slot():
+    spec = _spec([_slot("car_type", "Type of car"), _slot("add_insurance", "Whether to add insurance", ["True", "False"])],
+                 ["car_type", "add_insurance"])
+    assert [s for s, _, _ in requested_slots("Do you want to add insurance", spec)] == ["add_insurance"]
+    assert _uvs(spec, "No, that's fine thank", agent_before="Do you want to add insurance") == {"add_insurance": "False"}

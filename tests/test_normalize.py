@@ -88,3 +88,12 @@ def test_find_dontcare_cue():
     text = "I really don't care which one."
     sp = find_in_text("dontcare", text, "categorical")
     assert sp is not None and text[sp[0]:sp[1]] == "don't care"
+
+
+def test_short_year_with_apostrophe_is_found_for_a_year_value():
+    from sage_core.normalize import find_in_text
+    text = "songs from the album High Expectations from '19."
+    sp = find_in_text("2019", text, "number")
+    assert sp is not None and text[sp[0]:sp[1]] == "'19"
+    assert find_in_text("2018", text, "number") is None
+    assert find_in_text("19", "it costs 19 dollars", "number") is not None
