@@ -295,6 +295,17 @@ def confirmation_cue(text: str) -> Optional[tuple[str, float, Span]]:
     return best
 
 
+def _other_end(slot: str, words: list[str]) -> bool:
+    """The sentence says "<word> out" where the slot is "<word>_in_..." (or the reverse), and never "<word> in"."""
+    raw = tokens(slot.replace("_", " "))
+    for i, t in enumerate(raw[:-1]):
+        end = raw[i + 1]
+        if end in OPPOSITE_END and _phrase_in(f"{t} {OPPOSITE_END[end]}", words) is not None \
+                and _phrase_in(f"{t} {end}", words) is None:
+            return True
+    return False
+
+
 def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[str], bool_only: bool
                     ) -> dict[str, tuple[float, Span]]:
     toks = tokens_with_spans(sent)
@@ -304,6 +315,8 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
     for slot in candidates:
         if bool_only and spec.slots[slot].value_type != "bool":
             continue
+        if _other_end(slot, words):
+            continue  # "when will you check out?" does not ask for check_in_date
         total, span, best_w = 0.0, None, 0.0
         if kind_of and any(t in TYPE_LIKE for t in tokens(slot.replace("_", " "))):
             total, span, best_w = 1.0, (off + kind_of.start(), off + kind_of.end()), 1.0

@@ -63,7 +63,7 @@ SYNONYMS = {
 }
 # How people say some common categorical values (lower-case canonical -> phrases).
 VALUE_ALIASES = {
-    "pool": ("shared ride", "shared", "carpool", "share a ride", "share the ride"),
+    "pool": ("shared ride", "shared", "carpool", "share a ride", "share the ride", "cheapest"),
     "regular": ("standard", "normal", "ordinary"),
     "luxury": ("fancy", "luxurious", "premium", "high end", "comfortable", "expensive"),
     "theater": ("play", "drama", "broadway", "theatre", "stage show", "show"),

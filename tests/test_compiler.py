@@ -392,3 +392,16 @@ def test_yes_no_question_without_question_mark_asks_for_the_bool_slot():
                  ["car_type", "add_insurance"])
     assert [s for s, _, _ in requested_slots("Do you want to add insurance", spec)] == ["add_insurance"]
     assert _uvs(spec, "No, that's fine thank", agent_before="Do you want to add insurance") == {"add_insurance": "False"}
+
+
+def test_check_out_question_is_no_request_for_the_only_check_in_slot():
+    spec = _spec([_slot("location", "City of the hotel"), _slot("check_in_date", "Check in date"),
+                  _slot("stay_length", "Length of stay in days")], ["location", "check_in_date", "stay_length"])
+    got = {s for s, _, _ in requested_slots("When will you check out?", spec)}
+    assert "check_in_date" not in got
+    assert "check_in_date" in {s for s, _, _ in requested_slots("When will you check in?", spec)}
+
+
+def test_cheapest_ride_is_a_pool_ride():
+    spec = _spec([_slot("ride_type", "Type of ride", ["Pool", "Regular", "Luxury"])], ["ride_type"])
+    assert _uvs(spec, "Sure, just get me the cheapest one will do.") == {"ride_type": "Pool"}
