@@ -9,8 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from audit import assignment
-from db import list_audits, sign_in
+from db import sign_in
 from ui import annotate, render
+from ui.audits import audits_or_stop
 from ui.errors import guard, message
 from ui.session import annotation_only
 
@@ -114,11 +115,8 @@ with guard():
 
     if not annotation_only():
         annotate.create_audit_section()
-    audits = list_audits()
-    if not audits:
-        st.info("No audit yet: ask the coordinator to create one." if annotation_only()
-                else "No audit yet: create one from the current slice above.")
-        st.stop()
+    audits = audits_or_stop("No audit yet: ask the coordinator to create one." if annotation_only()
+                            else "No audit yet: create one from the current slice above.")
     names = [a.name for a in audits]
     if st.session_state.get("ann_audit") not in names:
         st.session_state["ann_audit"] = names[-1]

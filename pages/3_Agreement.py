@@ -14,14 +14,12 @@ import streamlit as st
 from audit import consensus as cons
 from audit import evaluators as evaluators_mod
 from audit import exports
-from db import list_audits
-from sage_core.verdict_io import parse_evaluator_verdicts
 from ui import runs
+from ui.audits import audits_or_stop, upload_baselines
 from ui.errors import guard
 from ui.session import current_slice, slice_caption
 
 st.title("Agreement")
-BASELINES = "sage_baselines"  # session: name -> EvaluatorVerdicts uploaded on this page or on Dialogues
 
 STAT_NAMES = {"raw_agreement": "raw agreement", "cohen_kappa": "Cohen's kappa", "pabak": "PABAK",
               "gwet_ac1": "Gwet's AC1", "krippendorff_alpha": "Krippendorff's alpha"}
@@ -48,23 +46,8 @@ def _report_row(rep) -> dict:
     return row
 
 
-def _baselines() -> dict:
-    files = st.file_uploader("Baseline verdicts (JSONL or CSV with turn_id,label)", accept_multiple_files=True,
-                             type=["jsonl", "json", "csv"], key="agr_baselines")
-    out = {}
-    for f in files or []:
-        ev = parse_evaluator_verdicts(f.getvalue().decode("utf-8", errors="replace"), f.name)
-        out[ev.name] = ev
-    st.session_state.setdefault(BASELINES, {}).update(out)  # the Dialogues page shows them too
-    return out
-
-
 with guard():
-    audits = list_audits()
-    if not audits:
-        st.info("No audit yet: create one on the Blind annotation page.")
-        st.stop()
-    names = [a.name for a in audits]
+    names = [a.name for a in audits_or_stop("No audit yet: create one on the Blind annotation page.")]
     c1, c2, c3 = st.columns([2, 1, 1])
     audit = c1.selectbox("Audit", names, index=len(names) - 1, key="agr_audit")
     level = c2.radio("Compare", ["label", "category"], horizontal=True, key="agr_level",
@@ -130,7 +113,7 @@ with guard():
         st.caption("No SAGE run on the current slice yet (run one on the home page).")
     else:
         st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_shown}**" for r in runs.runs_for(ls)))
-    baselines = _baselines()
+    baselines = upload_baselines("Baseline verdicts (JSONL or CSV with turn_id,label)", key="agr_baselines")
     for name, ev in baselines.items():
         evaluators[name] = dict(ev.labels)
         classes[name] = {t: c[0] for t, c in ev.classes.items() if c}

@@ -11,9 +11,8 @@ import streamlit as st
 
 from audit import consensus as cons
 from audit.dialogue_view import audit_dialogue_view
-from db import list_audits
-from sage_core.verdict_io import parse_evaluator_verdicts
 from ui import dialogues, runs
+from ui.audits import audits_or_stop, session_baselines, upload_baselines
 from ui.errors import guard
 from ui.session import current_slice, slice_caption, inspector_link
 
@@ -22,31 +21,19 @@ st.caption("First failing turn per dialogue, per annotator and per evaluator. Th
            "\"first\" is the first failure among the dialogue's **audited** turns, in dialogue order; a source "
            "counts for a dialogue only if it labelled all of them (otherwise: *partial* / *not fully labelled*). "
            "Shaded cells differ from the annotators' shared answer.")
-BASELINES = "sage_baselines"
 slice_caption()
 
 with guard():
-    audits = list_audits()
-    if not audits:
-        st.info("No audit yet: create one on the Blind annotation page.")
-        st.stop()
-    names = [a.name for a in audits]
+    names = [a.name for a in audits_or_stop("No audit yet: create one on the Blind annotation page.")]
     audit = st.selectbox("Audit", names, index=len(names) - 1, key="dlg_audit")
     labels = cons.load_audit_labels(audit)
 
     ls = current_slice()
-    evaluators: dict = {}
-    run_keys: dict[str, str] = {}
-    for r in runs.runs_for(ls):
-        evaluators[r.key] = {v.turn_id: v.label.value for v in r.verdicts}
-        run_keys[r.key] = r.key
-    files = st.file_uploader("Baseline verdicts (JSONL or CSV with turn_id,label); those uploaded on the "
-                             "Agreement page are included", accept_multiple_files=True,
-                             type=["jsonl", "json", "csv"], key="dlg_baselines")
-    for f in files or []:
-        ev = parse_evaluator_verdicts(f.getvalue().decode("utf-8", errors="replace"), f.name)
-        st.session_state.setdefault(BASELINES, {})[ev.name] = ev
-    evaluators.update(st.session_state.get(BASELINES, {}))
+    evaluators: dict = {r.key: {v.turn_id: v.label.value for v in r.verdicts} for r in runs.runs_for(ls)}
+    sage_runs = set(evaluators)  # their links also open the run in the Inspector
+    upload_baselines("Baseline verdicts (JSONL or CSV with turn_id,label); those uploaded on the "
+                     "Agreement page are included", key="dlg_baselines")
+    evaluators.update(session_baselines())
     audited = {t.turn_id for t in labels.turns}
     unrelated = [n for n, e in evaluators.items() if not audited & set(getattr(e, "labels", e))]
     for n in unrelated:
@@ -74,7 +61,7 @@ with guard():
     only = st.toggle("Only dialogues where the sources disagree", key="dlg_only_diff")
     shown = [r for r in rows if not only or dialogues._same(r, sources) is False]
     st.markdown(dialogues.table_html(shown, sources, annotators,
-                                     lambda tid, src: inspector_link(tid, ls, run_keys.get(src))),
+                                     lambda tid, src: inspector_link(tid, ls, src if src in sage_runs else None)),
                 unsafe_allow_html=True)
     plain = dialogues.frame(rows, sources, annotators)
     both = [r for r in rows if dialogues._same(r, annotators) is not None]
