@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .statistics import prf
 from .types import Turn, TurnVerdict
 
 
@@ -17,10 +18,9 @@ def classification_metrics(verdicts: list[TurnVerdict], turns: list[Turn]) -> di
     vs = [v for v in verdicts if v.turn_id in gold]
     y = np.array([gold[v.turn_id].label == "failure" for v in vs], dtype=bool)
     p = np.array([v.predicted_failure for v in vs], dtype=bool)
-    tp, fp, fn = int((y & p).sum()), int((~y & p).sum()), int((y & ~p).sum())
-    prec = tp / (tp + fp) if tp + fp else 0.0
-    rec = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    counts = prf(y, p)
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    prec, rec, f1 = counts["precision"], counts["recall"], counts["f1"]
     # recall per gold failure class; clean turns are reported as specificity instead
     per_class: dict[str, dict[str, Any]] = {}
     clean_n = clean_ok = 0
