@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 
 from ..errors import SageInputError
 from ..llm_client import LLMClient
+from ..statistics import prf
 from ..types import Turn
 from ..workflow import WorkflowSpec
 from . import Judgement
@@ -30,11 +31,7 @@ class GEvalScore:
 
 
 def f1_at(threshold: float, means: Sequence[float], gold: Sequence[bool]) -> float:
-    pred = [m < threshold for m in means]
-    tp = sum(p and g for p, g in zip(pred, gold))
-    fp = sum(p and not g for p, g in zip(pred, gold))
-    fn = sum(g and not p for p, g in zip(pred, gold))
-    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+    return prf([bool(g) for g in gold], [m < threshold for m in means])["f1"]
 
 
 def fit_threshold(means: Sequence[float], gold: Sequence[bool]) -> tuple[float, float]:
