@@ -46,8 +46,7 @@ def run(args) -> int:
 
     if args.tau is not None and not 0 <= args.tau < 1:
         raise SageInputError(f"--tau must be in [0, 1), got {args.tau}", field="tau")
-    from .loaders.multiwoz import apply_booking_overlay
-    registry = apply_booking_overlay(load_workflows(args.schema))  # MultiWOZ 2.2: required booking slots
+    registry = load_workflows(args.schema)
     turns = read_slice(args.slice)
     validate_against(turns, registry, file=args.slice)
 

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Optional
 import yaml
 
 from .errors import SageInputError
+from .multiwoz_schema import apply_booking_overlay
 
 VALUE_TYPES = ("text", "time", "date", "number", "bool", "categorical")
 
@@ -193,7 +194,7 @@ def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
                 required=required, optional={k: str(v) for k, v in optional.items()},
                 is_transactional=bool(it.get("is_transactional", False)),
                 result_slots=list(it.get("result_slots", []) or []), source=path))
-    return WorkflowRegistry(specs, source=path)
+    return apply_booking_overlay(WorkflowRegistry(specs, source=path))  # MultiWOZ 2.2 only; no-op otherwise
 
 
 # --- our own spec format ---------------------------------------------------

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SageInputError
+from ..multiwoz_schema import DOMAINS as MWOZ_DOMAINS
 from ..types import Turn
 from ..workflow import WorkflowRegistry
 from .common import LoadedTurns, LoadStats, read_json
 
 KINDS = ("slice", "sgd", "multiwoz22", "multiwoz24", "abcd", "mwoz-outputs")
-MWOZ_DOMAINS = {"hotel", "train", "attraction", "restaurant", "hospital", "taxi", "bus", "police"}
 
 __all__ = ["KINDS", "LoadStats", "LoadedTurns", "detect_kind", "load_corpus", "load_registry_for_slice"]
 
@@ -42,7 +42,7 @@ def _classify_json(raw, name: str) -> str:
             svcs = {str(s) for s in first.get("services", []) or []}
             slots = {k for t in first.get("turns", []) for fr in t.get("frames", []) or []
                      for k in ((fr.get("state") or {}).get("slot_values") or {})}
-            if (svcs and svcs <= MWOZ_DOMAINS) or any("-" in s for s in slots):
+            if (svcs and svcs <= set(MWOZ_DOMAINS)) or any("-" in s for s in slots):
                 return "multiwoz22"
             return "sgd"
         if "original" in first or "scenario" in first:
@@ -102,12 +102,10 @@ def load_registry_for_slice(schema_path: str | Path) -> WorkflowRegistry:
     """A slice's workflows: an SGD-format schema, our YAML spec, or an ABCD ontology (kb beside it)."""
     from ..workflow import load_workflows
 
-    from .multiwoz import apply_booking_overlay
-
     sp = Path(schema_path)
     if sp.suffix == ".json" and _is_abcd_ontology(sp):
         return _abcd_registry(sp)
-    return apply_booking_overlay(load_workflows(sp))  # MultiWOZ 2.2 only: required booking slots
+    return load_workflows(sp)
 
 
 def _need_schema(schema: Optional[Path], kind: str, hint: str) -> Path:
@@ -146,8 +144,7 @@ def load_corpus(kind: Optional[str], path: str | Path,
         return load_sgd_dialogues(p, registry), registry
     if kind in ("multiwoz22", "multiwoz24", "mwoz-outputs"):
         schema = schema or _near(p, ("schema.json", "schema_2.2.json"))
-        from .multiwoz import apply_booking_overlay
-        registry = apply_booking_overlay(load_sgd_schema(_need_schema(schema, kind, "the MultiWOZ 2.2 schema.json")))
+        registry = load_sgd_schema(_need_schema(schema, kind, "the MultiWOZ 2.2 schema.json"))
         if kind == "multiwoz22":
             from .multiwoz import load_multiwoz22
             return load_multiwoz22(p, registry), registry

@@ -21,11 +21,11 @@ filled, else ``find_<domain>``).
 
 Booking overlay (``apply_booking_overlay``): MultiWOZ 2.2's ``schema_2.2.json``
 lists no ``required_slots`` for any intent, so the outcome predicate O always
-holds and premature confirmation (PC) could never fire. Every MultiWOZ loader
-(2.2, 2.4, system outputs), ``load_corpus``, ``load_registry_for_slice`` and
-``python -m sage_core evaluate`` (for a slice written by ``load-outputs``)
-therefore fill, in a registry that is MultiWOZ 2.2's (``is_multiwoz_registry``), the
-required slots of the booking intents with what a booking needs (MultiWOZ's
+holds and premature confirmation (PC) could never fire.
+``sage_core.workflow.load_sgd_schema`` therefore fills (via
+``sage_core.multiwoz_schema``, so every path that loads the schema — loaders,
+CLI, app, report, baselines — gets it), in a registry that is MultiWOZ 2.2's
+(``is_multiwoz_registry``), the required slots of the booking intents with what a booking needs (MultiWOZ's
 booking fields, the ``book`` part of the 2.0-2.4 belief state):
 
 - ``restaurant:book_restaurant``: restaurant-bookday, restaurant-bookpeople, restaurant-booktime
@@ -50,11 +50,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import SageInputError
+from ..multiwoz_schema import (BOOKING_REQUIRED, DOMAINS, OVERLAY_SOURCE,  # noqa: F401 (re-exported)
+                               apply_booking_overlay, is_multiwoz_registry)
 from ..workflow import WorkflowRegistry
 from .common import LoadedTurns, LoadStats, expand_paths, no_turns_error, read_json
 from .sgd import dialogue_turns, load_dialogue_files
 
-DOMAINS = ("hotel", "train", "attraction", "restaurant", "hospital", "taxi", "bus", "police")
 
 # old (2.0/2.1/2.4 state and dialogue-act) slot names -> 2.2 slot suffixes, tried in order
 SLOT_ALIASES: dict[str, tuple[str, ...]] = {
@@ -79,47 +80,11 @@ VALUE_VARIANTS = {"mutliple sports": "multiple sports"}
 DONTCARE = {"dontcare", "dont care", "don't care", "do n't care", "doesn't care"}
 
 
-# what a MultiWOZ booking needs before the agent may confirm it (see the module docstring)
-BOOKING_REQUIRED: dict[str, tuple[str, ...]] = {
-    "restaurant:book_restaurant": ("restaurant-bookday", "restaurant-bookpeople", "restaurant-booktime"),
-    "hotel:book_hotel": ("hotel-bookday", "hotel-bookpeople", "hotel-bookstay"),
-    "train:book_train": ("train-bookpeople",),
-    "taxi:book_taxi": ("taxi-departure", "taxi-destination"),
-}
-OVERLAY_SOURCE = "multiwoz booking overlay"
-
-
-def is_multiwoz_registry(registry: WorkflowRegistry) -> bool:
-    """Every service is a MultiWOZ domain and every slot is named ``<domain>-<slot>`` (MultiWOZ 2.2)."""
-    svcs = registry.services()
-    return bool(svcs) and all(s in DOMAINS for s in svcs) and all(
-        name.startswith(spec.service + "-") for spec in registry for name in spec.slots)
-
-
-def apply_booking_overlay(registry: WorkflowRegistry) -> WorkflowRegistry:
-    """Give MultiWOZ 2.2's booking intents the required slots a booking needs (in place; returns it).
-
-    Does nothing unless ``is_multiwoz_registry``; leaves any intent alone that
-    already has required slots or lacks one of the slots. Idempotent.
-    """
-    if not is_multiwoz_registry(registry):
-        return registry
-    for wid, slots in BOOKING_REQUIRED.items():
-        spec = registry.specs.get(wid)
-        if spec is None or spec.required or not all(s in spec.slots for s in slots):
-            continue
-        spec.required = list(slots)
-        spec.optional = {k: v for k, v in spec.optional.items() if k not in slots}
-        if OVERLAY_SOURCE not in spec.source:
-            spec.source = f"{spec.source} + {OVERLAY_SOURCE}" if spec.source else OVERLAY_SOURCE
-    return registry
-
-
 def load_multiwoz_schema(path: Any) -> WorkflowRegistry:
-    """``schema_2.2.json`` with the booking overlay applied."""
+    """``schema_2.2.json``; ``load_sgd_schema`` applies the booking overlay to it."""
     from ..workflow import load_sgd_schema
 
-    return apply_booking_overlay(load_sgd_schema(path))
+    return load_sgd_schema(path)
 
 
 BOOKED_RE = re.compile(
@@ -285,7 +250,6 @@ def load_multiwoz22(paths: Any, registry: WorkflowRegistry, dialog_acts: Any = N
     no actions: agent acts are then left to the compiler's extraction
     (``agent_acts = None``) and user values come from the slot spans only.
     """
-    apply_booking_overlay(registry)
     files = expand_paths(paths, "dialogues_*.json", "multiwoz22 dialogue")
     acts_path = Path(dialog_acts) if dialog_acts else _find_dialog_acts(files)
     acts_all = read_json(acts_path) if acts_path else {}
@@ -453,7 +417,6 @@ def _convert24(did: str, d: dict, file: str, registry: WorkflowRegistry, mapper:
 
 def load_multiwoz24(path: Any, registry: WorkflowRegistry) -> LoadedTurns:
     """MultiWOZ 2.4 (or 2.1/2.0) ``data.json`` mapped onto the 2.2 schema's slots and intents."""
-    apply_booking_overlay(registry)
     files = expand_paths(path, "data.json", "multiwoz24")
     mapper = SlotMapper(registry)
     stats = LoadStats(corpus="multiwoz24")

@@ -13,9 +13,10 @@ Heuristics: the turn's workflow is the domain whose predicted state changed
 else the first domain in the state; the intent is ``book_<d>`` once a book
 slot is filled or the reply announces a booking ("i have booked", "booking
 was successful", "reference number is") in a sentence that names no other
-domain ("i have booked you a table" is the restaurant's booking). The MultiWOZ booking overlay
-(``multiwoz.apply_booking_overlay``: required booking slots, so that PC can
-fire) is applied to the registry passed in.
+domain ("i have booked you a table" is the restaurant's booking). Booking intents get
+their required slots from the MultiWOZ booking overlay
+(``multiwoz_schema.apply_booking_overlay``), which ``load_sgd_schema`` applies
+when the schema loads, so that PC can fire.
 
 Domain cues in the reply (``reply_domains``): agents often move to the next
 domain ("what area would you like to stay in?" after a restaurant booking)
@@ -62,7 +63,7 @@ from ..errors import SageInputError
 from ..types import Turn, Utterance
 from ..workflow import WorkflowRegistry, load_sgd_schema
 from .common import LoadedTurns, LoadStats, no_turns_error, read_json
-from .multiwoz import SlotMapper, apply_booking_overlay, choose_intent, clean_value
+from .multiwoz import SlotMapper, choose_intent, clean_value
 
 SKIP_NO_DOMAIN = "no domain in the predicted state"
 UNCERTAIN_WORKFLOW_CONFIDENCE = 0.5
@@ -181,7 +182,6 @@ def load_system_outputs(path: str | Path, registry: WorkflowRegistry, system: Op
     if not isinstance(raw, dict):
         raise SageInputError("expected a JSON object {dialogue_id: [{response, state}, ...]}", file=path)
     name = system or Path(path).stem
-    apply_booking_overlay(registry)
     mapper = SlotMapper(registry)
     stats = LoadStats(corpus=f"mwoz-outputs:{name}")
     stats.files = 1
