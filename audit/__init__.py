@@ -24,14 +24,23 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
     consensus.human_vs_gold(labels, cons)  # per-class rows
     evaluators.compare_evaluators(cons, {"sage-core": {...}, "llm-judge": {...}}, exclude_class="UV",
                                   audit_labels=labels)            # EvaluatorReport per evaluator
-    evaluators.sage_vs_best_baseline(cons, sage_labels, baselines) # sage_core.statistics.PairedResult
+    evaluators.sage_vs_best_baseline(cons, sage_labels, baselines) # sage_core.science.statistics.PairedResult
     dialogue_view.audit_dialogue_view(labels, evaluators_dict)    # first failing turn per source
     exports.annotation_sheet_csv(info.id) / results_csv(info.id, evaluators=...) / history_csv(info.id)
 
 Nothing here imports streamlit; there is no delete API (labels are append-only).
 """
 from . import agreement, analysis, assignment, consensus, dialogue_view, evaluators, exports, sampling, weights  # noqa: F401
-from .assignment import (QueueItem, Progress, create_audit_from_sample, get_draft, next_turn_for,  # noqa: F401
-                         open_turn,
-                         progress, save_draft, skip_turn, submit_label)
 from .analysis import AuditAnalysis, analyse_audit  # noqa: F401,E402
+from .assignment import (  # noqa: F401
+                         Progress,
+                         QueueItem,
+                         create_audit_from_sample,
+                         get_draft,
+                         next_turn_for,
+                         open_turn,
+                         progress,
+                         save_draft,
+                         skip_turn,
+                         submit_label,
+)

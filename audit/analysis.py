@@ -23,7 +23,7 @@ class AuditAnalysis:
     agreement: Optional[dict]  # {"unweighted"|"weighted": {stat: Estimate}}; None before any pair exists
     human_vs_gold: list[dict]
     evaluators: dict[str, ev.EvaluatorReport]
-    paired: Optional[Any]  # sage_core.statistics.PairedResult of `sage` vs the best other evaluator
+    paired: Optional[Any]  # sage_core.science.statistics.PairedResult of `sage` vs the best other evaluator
     dialogues: list[dv.DialogueRow]
     dialogue_agreement: dict
 

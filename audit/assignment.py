@@ -27,9 +27,19 @@ from sqlalchemy import and_, or_, update
 from sqlmodel import Session, select
 
 from db.models import Annotator, AuditTurn, LabelEvent, Seat, utcnow
-from db.repository import (AuditError, AuditRef, LabelRecord, QuotaFullError, _record,
-                           _turn_info, annotator_row, append_event, latest_submit, resolve_audit,
-                           validate_label)
+from db.repository import (
+    AuditError,
+    AuditRef,
+    LabelRecord,
+    QuotaFullError,
+    _record,
+    _turn_info,
+    annotator_row,
+    append_event,
+    latest_submit,
+    resolve_audit,
+    validate_label,
+)
 from db.session import DB, read_session, run_write
 
 

@@ -10,7 +10,7 @@ on human-confirmed failures (consensus failure that gold also marks as a
 failure, or consensus failure alone where there is no gold), and the turns
 where both humans agree and the evaluator differs.
 
-SAGE vs the strongest baseline uses ``sage_core.statistics.paired_bootstrap``
+SAGE vs the strongest baseline uses ``sage_core.science.statistics.paired_bootstrap``
 (dialogue clusters, the best baseline re-selected in every resample).
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _evaluator_category(label: str, cls, human: str) -> str:
 
 
 def split_verdicts(evaluator) -> tuple[dict, Optional[dict]]:
-    """(labels, classes) from a dict turn_id -> label or a ``sage_core.verdict_io.EvaluatorVerdicts``."""
+    """(labels, classes) from a dict turn_id -> label or a ``sage_core.data.verdict_io.EvaluatorVerdicts``."""
     if hasattr(evaluator, "labels") and not isinstance(evaluator, Mapping):
         return dict(evaluator.labels), (dict(evaluator.classes) if getattr(evaluator, "classes", None) else None)
     return dict(evaluator), None
@@ -104,7 +104,7 @@ def score_evaluator(name: str, consensus: Consensus, labels: Mapping[str, str],
                     audit_labels: Optional[AuditLabels] = None, n_resamples: int = 2000, seed: int = 0
                     ) -> EvaluatorReport:
     """Score one evaluator on the consensus set (see the module docstring)."""
-    from sage_core.statistics import bootstrap_ci
+    from sage_core import bootstrap_ci
 
     pred = to_binary(labels, name)
     tids, y, p, w = _scored(consensus, pred)
@@ -157,7 +157,7 @@ def compare_evaluators(consensus: Consensus, evaluators: Mapping[str, Mapping[st
     """``score_evaluator`` for every evaluator, same seed for all.
 
     ``evaluators``: name -> dict turn_id -> label, or name -> ``EvaluatorVerdicts`` (from
-    ``sage_core.verdict_io.read_evaluator_verdicts`` / ``from_turn_verdicts``; its classes are used).
+    ``sage_core.data.verdict_io.read_evaluator_verdicts`` / ``from_turn_verdicts``; its classes are used).
     """
     out = {}
     for n, e in evaluators.items():
@@ -172,9 +172,9 @@ def sage_vs_best_baseline(consensus: Consensus, sage: Mapping[str, str],
                           seed: int = 0, metric: str = "f1"):
     """Paired dialogue bootstrap of SAGE minus the best baseline on consensus turns every one labelled.
 
-    Returns ``sage_core.statistics.PairedResult`` (unweighted: the paired bootstrap has no weights).
+    Returns ``sage_core.science.statistics.PairedResult`` (unweighted: the paired bootstrap has no weights).
     """
-    from sage_core.statistics import paired_bootstrap
+    from sage_core import paired_bootstrap
 
     preds = {"__sage__": to_binary(split_verdicts(sage)[0], "sage")}
     preds.update({n: to_binary(split_verdicts(b)[0], n) for n, b in baselines.items()})

@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from sage_core.types import Turn
+from sage_core import Turn
 
 CLEAN = "clean"
 

@@ -52,7 +52,7 @@ def weighted_prf(y_true: Sequence[int], y_pred: Sequence[int], weights: Optional
                  ) -> dict[str, float]:
     """Precision / recall / F1 of the failure class (1) from weighted confusion counts.
 
-    Zero division scores 0, as in ``sage_core.statistics.prf``; with no weights
+    Zero division scores 0, as in ``sage_core.science.statistics.prf``; with no weights
     the two agree exactly.
     """
     yt = np.asarray(list(y_true), dtype=int)

@@ -38,9 +38,7 @@ def main(argv=None) -> int:
     if not data.is_dir():
         print(f"SGD test split not found at {data}; nothing to measure")
         return 0
-    from sage_core.cascade import CascadeConfig, Evaluator
-    from sage_core.loaders.sgd import load_sgd_dialogues
-    from sage_core.workflow import load_sgd_schema
+    from sage_core import CascadeConfig, Evaluator, load_sgd_dialogues, load_sgd_schema
 
     registry = load_sgd_schema(str(data / "schema.json"))
     turns = list(load_sgd_dialogues(str(data), registry))

@@ -19,8 +19,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sage_core.types import AgentAct, Turn, UserValue, Utterance  # noqa: E402
-from sage_core.workflow import WorkflowRegistry, load_sgd_schema  # noqa: E402
+from sage_core import AgentAct, Turn, UserValue, Utterance, WorkflowRegistry, load_sgd_schema
 
 SGD_TEST = REPO.parent / "shared" / "data" / "sgd" / "test"
 PSEUDO_SLOTS = {"intent", "count", ""}
@@ -65,22 +64,23 @@ def load_turns(n: int):
     """~n SGD turns: the injected 280-turn slice when the science modules exist, else clean loader turns."""
     registry = load_sgd_schema(SGD_TEST / "schema.json")
     try:
-        from sage_core.slice_builder import build_slice, load_turns as corpus_turns
+        from sage_core import build_slice
+        from sage_core import load_turns as corpus_turns
         turns, registry = corpus_turns("sgd", str(SGD_TEST), str(SGD_TEST / "schema.json"))
         turns, _ = build_slice(turns, registry, n=n, rate=0.5, seed=0)
         return turns, registry, "slice_builder (50% injected, seed 0)"
     except ImportError:
         pass
     try:
-        from sage_core.loaders.sgd import load_sgd_dialogues
+        from sage_core import load_sgd_dialogues
         paths = sorted(SGD_TEST.glob("dialogues_*.json"))[:2]
-        return list(load_sgd_dialogues(paths, registry))[:n], registry, "sage_core.loaders.sgd (clean)"
+        return list(load_sgd_dialogues(paths, registry))[:n], registry, "sage_core.corpora.sgd.loader (clean)"
     except ImportError:
         return quick_sgd_turns(SGD_TEST, registry, limit=n), registry, "bench_core.quick_sgd_turns (clean)"
 
 
 def timed(registry, turns, runs: int = 2) -> tuple[list[float], list]:
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core import CascadeConfig, Evaluator
     times, vs = [], []
     for _ in range(runs):
         ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend="offline"))
@@ -96,8 +96,8 @@ def main() -> None:
     args = ap.parse_args()
     import copy
 
-    from sage_core.s2_backends import embed
-    from sage_core.metrics import classification_metrics
+    from sage_core import classification_metrics
+    from sage_core.evaluator.verify.s2_encoders import embed
     turns, registry, source = load_turns(args.n)
     t0 = time.perf_counter()
     embed(["warm up"])  # MiniLM loads once per process

@@ -1,7 +1,7 @@
 """Natural failures: SAGE-Core over real MultiWOZ agent outputs (PPTOD, UBAR, SOLOIST).
 
 Loads each system-output file in ../shared/data/multiwoz/system_outputs through
-``sage_core.loaders.system_outputs`` (the same path as ``python -m sage_core
+``sage_core.corpora.system_outputs.loader`` (the same path as ``python -m sage_core
 load-outputs``), runs SAGE-Core with the offline S2 backend, and prints per
 system: turns, the failure / acceptable / undecided rates, how often each
 class fired, which stage decided, and ``--examples`` flagged turns (agent text,
@@ -74,9 +74,7 @@ def main(argv=None) -> int:
         return 0
     import logging
     logging.disable(logging.INFO)  # the loader logs its statistics; we print our own
-    from sage_core.cascade import CascadeConfig, Evaluator
-    from sage_core.loaders.multiwoz import load_multiwoz_schema
-    from sage_core.loaders.system_outputs import load_system_outputs
+    from sage_core import CascadeConfig, Evaluator, load_multiwoz_schema, load_system_outputs
 
     registry = load_multiwoz_schema(schema)  # schema_2.2.json + the booking overlay (PC needs required slots)
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))

@@ -30,9 +30,7 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from sage_core.report import per_class_recall  # noqa: E402
-from sage_core.slice_builder import build_slice, load_turns  # noqa: E402
-from sage_core.statistics import bootstrap_ci, prf  # noqa: E402
+from sage_core import bootstrap_ci, build_slice, load_turns, per_class_recall, prf
 
 
 def mark(ok: bool) -> str:
@@ -76,7 +74,7 @@ def _msd(xs) -> str:
 
 def multi_seed(turns, registry, seeds, args) -> int:
     """One slice per seed; annotated and text-only figures per seed, then mean ± sd."""
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core import CascadeConfig, Evaluator
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
     classes = args.classes.split(",")
     res: dict[str, list[dict]] = {"annotated": [], "text-only": []}
@@ -119,7 +117,7 @@ def main(argv=None) -> int:
     if not data.is_dir():
         print(f"SGD test split not found at {data}; nothing to benchmark")
         return 0
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core import CascadeConfig, Evaluator
 
     t0 = time.perf_counter()
     turns, registry = load_turns("sgd", str(data), str(data / "schema.json"))

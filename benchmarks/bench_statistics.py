@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sage_core.statistics import bootstrap_cis, holm_bonferroni, paired_bootstrap  # noqa: E402
+from sage_core import bootstrap_cis, holm_bonferroni, paired_bootstrap
 
 
 def main() -> int:

@@ -9,14 +9,31 @@ Public API (pages call these; nothing here imports streamlit):
 
 Every function takes ``db=`` : an ``Engine``, a URL (``sqlite:///path.db`` or
 ``postgresql+psycopg://user@host:port/name``) or None for
-``sage_core.settings.get_settings().database_url`` (env ``SAGE_DATABASE_URL``).
+``sage_core.data.settings.get_settings().database_url`` (env ``SAGE_DATABASE_URL``).
 Tables are created on first use. There is no delete API: labels are an
 append-only history (``db.models.LabelEvent``); the queue logic (seats,
 drafts, skips, progress) lives in ``audit.assignment``.
 """
 from .models import Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat  # noqa: F401
-from .repository import (AnnotatorInfo, AuditError, AuditInfo, AuditTurnInfo, LabelRecord,  # noqa: F401
-                         QuotaFullError, StratumInfo, audit_strata, audit_turns, category,
-                         count_events, create_audit, current_labels, get_audit, label_history,
-                         list_annotators, list_audits, sign_in, validate_label)
+from .repository import (  # noqa: F401
+                         AnnotatorInfo,
+                         AuditError,
+                         AuditInfo,
+                         AuditTurnInfo,
+                         LabelRecord,
+                         QuotaFullError,
+                         StratumInfo,
+                         audit_strata,
+                         audit_turns,
+                         category,
+                         count_events,
+                         create_audit,
+                         current_labels,
+                         get_audit,
+                         label_history,
+                         list_annotators,
+                         list_audits,
+                         sign_in,
+                         validate_label,
+)
 from .session import dispose_all, get_engine, init_db, make_engine, read_session, run_write  # noqa: F401

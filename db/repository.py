@@ -15,10 +15,9 @@ from typing import Any, Iterable, Optional, Union
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from sage_core.errors import SageInputError
+from sage_core import SageInputError
 
-from .models import (CLASSES, LABELS, Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat,
-                     utcnow)
+from .models import CLASSES, LABELS, Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat, utcnow
 from .session import DB, read_session, run_write
 
 AuditRef = Union[int, str]

@@ -9,7 +9,7 @@ serialization failure / deadlock / unique-key race) is retried by
 ``run_write`` with bounded exponential backoff and jitter.
 
 The database is chosen by, in order: an explicit ``Engine``, an explicit URL,
-``sage_core.settings.get_settings().database_url`` (env ``SAGE_DATABASE_URL``).
+``sage_core.data.settings.get_settings().database_url`` (env ``SAGE_DATABASE_URL``).
 PostgreSQL URLs look like ``postgresql+psycopg://user@127.0.0.1:54329/sage``.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ _initialised: "weakref.WeakSet[Engine]" = weakref.WeakSet()  # engines whose tab
 def database_url(url: Optional[str] = None) -> str:
     if url:
         return url
-    from sage_core.settings import get_settings
+    from sage_core import get_settings
     return get_settings().database_url
 
 

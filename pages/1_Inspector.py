@@ -8,8 +8,7 @@ import json
 
 import streamlit as st
 
-from sage_core.settings import get_settings
-from sage_core.types import TurnLabel
+from sage_core import TurnLabel, get_settings
 from ui import render, runs, table
 from ui.errors import guard
 from ui.session import current_slice, slice_caption

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import coverage, runs
 from ui.errors import guard
-from ui.session import current_slice, slice_caption, inspector_link
+from ui.session import current_slice, inspector_link, slice_caption
 
 st.title("Risk-coverage")
 st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "

@@ -14,7 +14,7 @@ from audit.dialogue_view import audit_dialogue_view
 from ui import dialogues, runs
 from ui.audits import audits_or_stop, session_baselines, upload_baselines
 from ui.errors import guard
-from ui.session import current_slice, slice_caption, inspector_link
+from ui.session import current_slice, inspector_link, slice_caption
 
 st.title("Dialogues")
 st.caption("First failing turn per dialogue, per annotator and per evaluator. The audit samples turns, so "

@@ -33,7 +33,7 @@ def sgd_schema_path(shared_data) -> Path:
 @pytest.fixture()
 def db_url(tmp_path, monkeypatch):
     """A fresh SQLite audit database for one test, set as SAGE_DATABASE_URL."""
-    from sage_core.settings import get_settings
+    from sage_core.data.settings import get_settings
 
     url = f"sqlite:///{tmp_path / 'audit.db'}"
     monkeypatch.setenv("SAGE_DATABASE_URL", url)

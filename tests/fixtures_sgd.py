@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sage_core.workflow import load_sgd_schema
+from sage_core.specs.sgd_format import load_sgd_schema
 
 SCHEMA = [{
     "service_name": "Restaurants_9",

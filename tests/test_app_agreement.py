@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import assignment, sampling
-from sage_core.cascade import CascadeConfig, Evaluator
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from ui.loading import load_demo
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from audit import assignment, sampling
 from db import audit_turns, current_labels, list_audits
-from sage_core.types import Gold, TurnVerdict
+from sage_core.data.types import Gold, TurnVerdict
 from ui.loading import load_demo
 
 REPO = Path(__file__).resolve().parents[1]

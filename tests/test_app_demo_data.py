@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from sage_core.slice_io import dumps_turn
+from sage_core.data.slice_io import dumps_turn
 from ui.loading import DEMO_SCHEMA, DEMO_SLICE, load_demo
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sage_core.cascade import CascadeConfig, Evaluator
-from sage_core.metrics import classification_metrics
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+from sage_core.science.metrics import classification_metrics
 from ui.loading import DEMO_SCHEMA, load_demo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,7 +103,7 @@ def test_missing_nli_model_is_an_error_not_a_traceback(db_url, monkeypatch, tmp_
 
 
 def test_raw_sgd_upload_and_path_load_real_dialogues(db_url, shared_data):
-    from sage_core.loaders import load_corpus
+    from sage_core.corpora import load_corpus
 
     folder = shared_data / "sgd" / "test"
     dlg, schema = folder / "dialogues_001.json", folder / "schema.json"
@@ -128,7 +128,7 @@ def test_raw_sgd_upload_and_path_load_real_dialogues(db_url, shared_data):
 
 
 def test_abcd_upload_with_its_ontology(db_url, shared_data):
-    from sage_core.loaders import load_corpus
+    from sage_core.corpora import load_corpus
 
     folder = shared_data / "abcd"
     expected, _ = load_corpus("abcd", folder / "abcd_sample.json")
@@ -144,7 +144,7 @@ def test_abcd_upload_with_its_ontology(db_url, shared_data):
 
 
 def test_real_multiwoz_system_outputs_upload(db_url, shared_data):
-    from sage_core.loaders import load_corpus
+    from sage_core.corpora import load_corpus
 
     outputs, schema = shared_data / "multiwoz" / "system_outputs" / "ubar.json", shared_data / "multiwoz" / "schema_2.2.json"
     expected, _ = load_corpus("mwoz-outputs", outputs, schema)
@@ -165,7 +165,7 @@ def test_sage_llm_runs_against_an_openai_compatible_endpoint(db_url, monkeypatch
 
     tau is raised so that S2 abstains and the open-class criteria really go to S3.
     """
-    from sage_core.settings import get_settings
+    from sage_core.data.settings import get_settings
     from tests.llm_server import LLMServer
 
     with LLMServer(default='{"answer": "false", "confidence": 0.9}', max_lifetime_s=120) as srv:
@@ -185,7 +185,7 @@ def test_sage_llm_runs_against_an_openai_compatible_endpoint(db_url, monkeypatch
 
 
 def test_sage_llm_without_endpoint_error_when_chosen_notice_in_a_batch(db_url, monkeypatch):
-    from sage_core.settings import get_settings
+    from sage_core.data.settings import get_settings
 
     monkeypatch.delenv("SAGE_LLM_API_KEY", raising=False)
     get_settings.cache_clear()

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sage_core.cascade import CascadeConfig, Evaluator
-from sage_core.types import Decision
+from sage_core.data.types import Decision
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from ui import table
 from ui.loading import load_demo
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from sage_core.types import Utterance
+from sage_core.data.types import Utterance
 from ui import render
 from ui.loading import content_hash, load_demo
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sage_core.cascade import CascadeConfig, Evaluator
-from sage_core.selective import f1_at_coverage, kept_count
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+from sage_core.science.selective import f1_at_coverage, kept_count
 from ui import coverage
 from ui.loading import load_demo
 
@@ -29,7 +29,7 @@ def _arrays(ls, verdicts):
 def page():
     import os
 
-    from sage_core.settings import get_settings
+    from sage_core.data.settings import get_settings
 
     saved = os.environ.pop("SAGE_LLM_API_KEY", None)  # SAGE-LLM must be refused, not call an endpoint
     get_settings.cache_clear()
@@ -119,7 +119,7 @@ def test_undefined_points_are_gaps_not_zeros(page):
     res = done["no_S2 / offline"]
     frame = coverage.curve_frame(ls, [res], ["F1", "precision"])
     ids, yt, yp, conf = coverage.gold_arrays(ls, res)
-    from sage_core.selective import selective_curve
+    from sage_core.science.selective import selective_curve
 
     rows = selective_curve(yt, yp, conf)
     for metric, attr in (("F1", "f1"), ("precision", "precision")):

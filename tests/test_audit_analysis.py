@@ -7,6 +7,7 @@ import io
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
+from test_db_support import sqlite_url  # noqa: F401  (fixture)
 
 from audit import agreement as ag
 from audit import assignment as asg
@@ -14,9 +15,8 @@ from audit import consensus as cs
 from audit import dialogue_view as dv
 from audit import evaluators as ev
 from audit import exports, sampling, weights
-from sage_core.statistics import prf
-from sage_core.types import Gold, Turn, Utterance
-from test_db_support import sqlite_url  # noqa: F401  (fixture)
+from sage_core.data.types import Gold, Turn, Utterance
+from sage_core.science.statistics import prf
 
 GOLD_FAIL = {"t1": "IUV", "t5": "WNF", "t9": "PC", "t10": "UV"}
 
@@ -279,7 +279,7 @@ def test_annotators_get_blind_turns(sqlite_url):
 
 
 def test_evaluator_verdict_files_are_accepted_with_their_classes(labelled):
-    from sage_core.verdict_io import EvaluatorVerdicts
+    from sage_core.data.verdict_io import EvaluatorVerdicts
     url, clean, _ = labelled
     c = cs.build_consensus(cs.load_audit_labels("a1", db=url), "category")
     sage = _sage(clean)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from test_db_support import db_url, make_audit, pg_url  # noqa: F401  (fixtures)
 
 import db
 from audit import assignment as asg
 from db import QuotaFullError
-from test_db_support import db_url, make_audit, pg_url  # noqa: F401  (fixtures)
 
 
 def _label_all(url, who, audit="audit-1"):

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from sage_core.baselines.geval import fit_threshold, f1_at
-from sage_core.baselines.prompts import build_messages, parse_geval, parse_label
-from sage_core.baselines.runner import run_baseline
-from sage_core.llm_client import LLMClient
-from sage_core.slice_io import read_slice
-from sage_core.verdict_io import read_evaluator_verdicts
-from sage_core.workflow import load_workflows
+from sage_core.data.slice_io import read_slice
+from sage_core.data.verdict_io import read_evaluator_verdicts
+from sage_core.llm.baselines.geval import f1_at, fit_threshold
+from sage_core.llm.baselines.prompts import build_messages, parse_geval, parse_label
+from sage_core.llm.baselines.runner import run_baseline
+from sage_core.llm.client import LLMClient
+from sage_core.specs.loading import load_workflows
 from tests.llm_server import count_tokens, llm_server  # noqa: F401 (fixture)
 
 REPO = Path(__file__).resolve().parents[1]

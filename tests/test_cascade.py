@@ -5,12 +5,21 @@ import copy
 
 import pytest
 
-from sage_core.aggregate import aggregate
-from sage_core.cascade import CascadeConfig, Evaluator
-from sage_core.errors import ModelUnavailableError
-from sage_core.metrics import classification_metrics
-from sage_core.types import (AgentAct, Criterion, CriterionTrace, Decision, FailureClass, Gold, Stage, TurnLabel,
-                             Verdict)
+from sage_core.data.errors import ModelUnavailableError
+from sage_core.data.types import (
+    AgentAct,
+    Criterion,
+    CriterionTrace,
+    Decision,
+    FailureClass,
+    Gold,
+    Stage,
+    TurnLabel,
+    Verdict,
+)
+from sage_core.evaluator.aggregate import aggregate
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+from sage_core.science.metrics import classification_metrics
 from tests.test_compiler import REGISTRY, clean_turn, make_turn
 
 
@@ -82,7 +91,7 @@ def test_leave_one_out_configs():
 
 
 def test_sage_llm_without_endpoint_is_a_clear_error(monkeypatch):
-    from sage_core.settings import get_settings
+    from sage_core.data.settings import get_settings
     monkeypatch.delenv("SAGE_LLM_API_KEY", raising=False)
     get_settings.cache_clear()
     try:
@@ -122,8 +131,8 @@ def test_turn_without_criteria_is_acceptable(core):
 
 
 def test_clean_real_sgd_turns_have_few_false_positives(shared_data, core):
-    from sage_core.loaders.sgd import load_sgd_dialogues
-    from sage_core.workflow import load_sgd_schema
+    from sage_core.corpora.sgd.loader import load_sgd_dialogues
+    from sage_core.specs.sgd_format import load_sgd_schema
     reg = load_sgd_schema(shared_data / "sgd" / "test" / "schema.json")
     files = sorted((shared_data / "sgd" / "test").glob("dialogues_*.json"))[:3]
     turns = list(load_sgd_dialogues(files, reg))[:600]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sage_core.slice_io import dumps_turn
+from sage_core.data.slice_io import dumps_turn
 from tests.test_compiler import SPEC, clean_turn
 
 REPO = Path(__file__).resolve().parents[1]

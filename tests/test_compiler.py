@@ -5,10 +5,10 @@ import copy
 
 import pytest
 
-from sage_core.compiler import compile_turn
-from sage_core.errors import SageInputError
-from sage_core.types import AgentAct, FailureClass, Turn, UserValue, Utterance
-from sage_core.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+from sage_core.data.errors import SageInputError
+from sage_core.data.types import AgentAct, FailureClass, Turn, UserValue, Utterance
+from sage_core.evaluator.compile import compile_turn
+from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
 
 
 def _slot(name, desc, pv=(), cat=None):
@@ -160,12 +160,12 @@ def test_extracted_free_text_values_need_an_anchor():
 # --- MultiWOZ 2.2 (real schema_2.2.json): requests, booking overlay, uncertain workflows ------------
 @pytest.fixture(scope="module")
 def mwoz(shared_data):
-    from sage_core.loaders.multiwoz import load_multiwoz_schema
+    from sage_core.corpora.multiwoz.loader import load_multiwoz_schema
     return load_multiwoz_schema(shared_data / "multiwoz" / "schema_2.2.json")
 
 
-def _req(text, spec):
-    from sage_core.extract import requested_slots
+def require_key(text, spec):
+    from sage_core.evaluator.text.agent_acts import requested_slots
     return {s: c for s, c, _ in requested_slots(text, spec)}
 
 
@@ -181,14 +181,14 @@ def _req(text, spec):
     ("how many tickets do you need?", "train-bookpeople"),
 ])
 def test_mwoz_train_requests(mwoz, text, slot):
-    got = _req(text, mwoz.get("train:find_train"))
+    got = require_key(text, mwoz.get("train:find_train"))
     assert list(got) == [slot] and got[slot] >= 0.5
 
 
 def test_mwoz_departure_time_is_not_the_departure_place(mwoz):
-    got = _req("do you have a preferred departure or arrival time ?", mwoz.get("train:find_train"))
+    got = require_key("do you have a preferred departure or arrival time ?", mwoz.get("train:find_train"))
     assert set(got) == {"train-leaveat", "train-arriveby"}  # C: was train-departure at 0.75
-    got = _req("where are you departing from and what time would you like to leave?", mwoz.get("train:find_train"))
+    got = require_key("where are you departing from and what time would you like to leave?", mwoz.get("train:find_train"))
     assert set(got) == {"train-departure", "train-leaveat"}
 
 
@@ -212,7 +212,7 @@ def test_mwoz_departure_time_is_not_the_departure_place(mwoz):
     ("restaurant:find_restaurant", "would you like me to book it ?", set()),
 ])
 def test_mwoz_requests_other_domains(mwoz, wid, text, slots):
-    assert set(_req(text, mwoz.get(wid))) == slots
+    assert set(require_key(text, mwoz.get(wid))) == slots
 
 
 def _mwoz_turn(wid, agent, before, after, tid="pmul1:2", meta=None):
@@ -240,7 +240,7 @@ def _pc(crits):
 
 
 def test_mwoz_pc_fires_on_booking_with_empty_booking_slots(mwoz):
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
     spec = mwoz.get("restaurant:book_restaurant")
     st = {"restaurant-food": "indian", "restaurant-area": "centre"}
     t = _mwoz_turn(spec.id, "i have booked you at [value_name] . your reference number is [value_reference] .", st, st)
@@ -264,7 +264,7 @@ def test_mwoz_booking_notices_are_confirmations(mwoz, agent):
 
 
 def test_mwoz_pc_does_not_fire_when_booking_slots_are_filled(mwoz):
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
     spec = mwoz.get("restaurant:book_restaurant")
     before = {"restaurant-food": "indian"}
     # no user text: the booking slots the tracker wrote from u_t (s_t) are what the agent knows
@@ -296,7 +296,8 @@ def test_uncertain_workflow_drops_extracted_requests(mwoz):
 
 
 # --- text-only extraction: causes of false positives on clean SGD turns -------------------------
-from sage_core.extract import extract_user_values, requested_slots  # noqa: E402
+from sage_core.evaluator.text.agent_acts import requested_slots
+from sage_core.evaluator.text.user_values import extract_user_values
 
 
 def _spec(slots, required, sid="Svc_1:Do"):
@@ -351,7 +352,7 @@ def test_check_in_question_is_no_check_out_request():
 
 
 def test_confirmation_restating_only_yes_no_slots_is_a_confirmation():
-    from sage_core.extract import extract_agent_acts
+    from sage_core.evaluator.text.agent_acts import extract_agent_acts
     spec = _spec([_slot("location", "City of the attraction"),
                   _slot("free_entry", "Whether entrance is free", ["True", "False"]),
                   _slot("good_for_kids", "Whether the attraction is good for kids", ["True", "False"])],

@@ -11,12 +11,12 @@ import time
 
 import pytest
 from sqlalchemy import text
+from test_db_support import db_url, make_audit, pg_url, sqlite_url  # noqa: F401  (fixtures)
 
 import db
 from audit import assignment as asg
 from db import AuditError, label_history, sign_in
 from db.session import dispose_all, make_engine, run_write
-from test_db_support import db_url, make_audit, pg_url, sqlite_url  # noqa: F401  (fixtures)
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -143,7 +143,7 @@ def test_a_crash_right_after_submit_loses_nothing(tmp_path):
 
 
 def test_database_url_comes_from_settings(tmp_path, monkeypatch):
-    from sage_core.settings import get_settings
+    from sage_core.data.settings import get_settings
     url = f"sqlite:///{tmp_path / 'from_env.db'}"
     monkeypatch.setenv("SAGE_DATABASE_URL", url)
     get_settings.cache_clear()

@@ -37,6 +37,7 @@ def pg_url():
     if not base:
         pytest.skip(PG_SKIP)
     from sqlalchemy import text
+
     from db.session import dispose_all
     admin, name, url = _fresh_pg_database(base)
     yield url

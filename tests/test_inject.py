@@ -4,13 +4,25 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from sage_core.inject import (CLASSES, ValuePool, appears, inject, inject_iuv, inject_pc, inject_uv, inject_wnf,
-                              mark_clean, norm_text, pc_missing, turn_rng, wnf_candidates)
-from sage_core.types import AgentAct, StateDiff, Turn, UserValue, Utterance
-from sage_core.workflow import load_sgd_schema
-
 from fixtures_sgd import registry  # noqa: F401  (fixture)
+
+from sage_core.data.types import AgentAct, StateDiff, Turn, UserValue, Utterance
+from sage_core.science.inject import (
+    CLASSES,
+    ValuePool,
+    appears,
+    inject,
+    inject_iuv,
+    inject_pc,
+    inject_uv,
+    inject_wnf,
+    mark_clean,
+    norm_text,
+    pc_missing,
+    turn_rng,
+    wnf_candidates,
+)
+from sage_core.specs.sgd_format import load_sgd_schema
 
 
 @pytest.fixture
@@ -171,7 +183,7 @@ def test_mark_clean(spec):
 
 
 def test_injectors_on_real_sgd(shared_data, sgd_schema_path):
-    from sage_core.loaders.sgd import load_sgd_dialogues
+    from sage_core.corpora.sgd.loader import load_sgd_dialogues
     reg = load_sgd_schema(sgd_schema_path)
     turns = list(load_sgd_dialogues(shared_data / "sgd" / "test" / "dialogues_001.json", reg))[:300]
     pool = ValuePool(turns)

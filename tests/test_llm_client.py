@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from sage_core.errors import ModelUnavailableError, SageInputError
-from sage_core.llm_client import LLMClient, compute_cost, load_price_file, price_for, DEFAULT_PRICES
+from sage_core.data.errors import ModelUnavailableError, SageInputError
+from sage_core.llm.client import DEFAULT_PRICES, LLMClient, compute_cost, load_price_file, price_for
 from tests.llm_server import LLMServer, count_tokens, llm_server  # noqa: F401 (fixture)
 
 MSGS = [{"role": "system", "content": "You are a judge."},

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from sage_core.abcd import ActionWorkflowSpec, load_abcd_workflows
-from sage_core.errors import SageInputError
-from sage_core.loaders.abcd import load_abcd_conversations, request_slots
-from sage_core.slice_io import turn_from_dict, validate_against
-from sage_core.types import StateDiff
+from sage_core.corpora.abcd.loader import load_abcd_conversations, request_slots
+from sage_core.corpora.abcd.workflows import ActionWorkflowSpec, load_abcd_workflows
+from sage_core.data.errors import SageInputError
+from sage_core.data.slice_io import turn_from_dict, validate_against
+from sage_core.data.types import StateDiff
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from sage_core.errors import SageInputError
-from sage_core.loaders import detect_kind, load_corpus
-from sage_core.slice_io import write_slice
-
 from test_loaders_multiwoz import _mw22_dialogue, _mw24_data
+
+from sage_core.corpora import detect_kind, load_corpus
+from sage_core.data.errors import SageInputError
+from sage_core.data.slice_io import write_slice
 
 
 def test_detect_kind_on_real_files(shared_data):

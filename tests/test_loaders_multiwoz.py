@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from sage_core.errors import SageInputError
-from sage_core.loaders.multiwoz import SlotMapper, choose_intent, load_multiwoz22, load_multiwoz24
-from sage_core.slice_io import turn_from_dict, validate_against
-from sage_core.workflow import load_sgd_schema
+from sage_core.corpora.multiwoz.loader import SlotMapper, choose_intent, load_multiwoz22, load_multiwoz24
+from sage_core.data.errors import SageInputError
+from sage_core.data.slice_io import turn_from_dict, validate_against
+from sage_core.specs.sgd_format import load_sgd_schema
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ import json
 import pytest
 
 from sage_core.cli import main
-from sage_core.errors import SageInputError
-from sage_core.loaders.system_outputs import load_system_outputs
-from sage_core.slice_io import read_slice, validate_against
-from sage_core.types import StateDiff
-from sage_core.workflow import load_sgd_schema
+from sage_core.corpora.system_outputs.loader import load_system_outputs
+from sage_core.data.errors import SageInputError
+from sage_core.data.slice_io import read_slice, validate_against
+from sage_core.data.types import StateDiff
+from sage_core.specs.sgd_format import load_sgd_schema
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_reply_cues_move_the_turn_to_the_new_domain(tmp_path, mwoz_registry):
 
 
 def test_ambiguous_or_disagreeing_cues_make_the_workflow_uncertain(tmp_path, mwoz_registry):
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
     rest = {"restaurant": {"pricerange": "expensive", "area": "west", "time": "18:00", "day": "sunday", "people": "5"}}
     turns = _load(tmp_path, mwoz_registry, [
         {"response": "i have made those reservations and your reference number is [value_reference] .", "state": rest},
@@ -148,7 +148,7 @@ def test_ambiguous_or_disagreeing_cues_make_the_workflow_uncertain(tmp_path, mwo
 
 
 def test_booking_announcement_sets_book_intent_and_overlay(tmp_path, mwoz_registry):
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
     st = {"restaurant": {"food": "indian", "area": "centre"}}
     turns = _load(tmp_path, mwoz_registry, [
         {"response": "do you have a price range in mind ?", "state": st},
@@ -163,7 +163,7 @@ def test_booking_announcement_sets_book_intent_and_overlay(tmp_path, mwoz_regist
 
 
 def test_untracked_booking_slots_make_pc_abstain(tmp_path, mwoz_registry):
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
     st = {"hotel": {"area": "south", "pricerange": "expensive"}}  # like SOLOIST: no booking slots ever
     turns = _load(tmp_path, mwoz_registry, [
         {"response": "what day will you be arriving ?", "state": st},
@@ -176,8 +176,8 @@ def test_untracked_booking_slots_make_pc_abstain(tmp_path, mwoz_registry):
 
 
 def test_overlay_reaches_slice_paths_and_leaves_sgd_alone(tmp_path, shared_data, sgd_schema_path):
-    from sage_core.loaders import load_registry_for_slice
-    from sage_core.slice_io import read_slice, write_slice
+    from sage_core.corpora import load_registry_for_slice
+    from sage_core.data.slice_io import read_slice, write_slice
     reg = load_registry_for_slice(shared_data / "multiwoz" / "schema_2.2.json")
     assert reg.get("hotel:book_hotel").required == ["hotel-bookday", "hotel-bookpeople", "hotel-bookstay"]
     sgd = load_registry_for_slice(sgd_schema_path)

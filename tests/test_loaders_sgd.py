@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from sage_core.errors import SageInputError
-from sage_core.loaders.sgd import load_sgd_dialogues, remap_turns, sgdx_slot_map
-from sage_core.slice_io import turn_from_dict, validate_against
-from sage_core.types import StateDiff
-from sage_core.workflow import load_sgd_schema
+from sage_core.corpora.sgd.loader import load_sgd_dialogues, remap_turns, sgdx_slot_map
+from sage_core.data.errors import SageInputError
+from sage_core.data.slice_io import turn_from_dict, validate_against
+from sage_core.data.types import StateDiff
+from sage_core.specs.sgd_format import load_sgd_schema
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +183,9 @@ def test_sgdx_variant_remap(shared_data, sgd_registry, sgd_turns, variant):
 
 def test_sgdx_turns_evaluate_like_the_originals(shared_data, sgd_registry, sgd_turns):
     """Remapped turns are judged the same way; an ignored user value is caught under both schemas."""
-    cascade = pytest.importorskip("sage_core.cascade")
     import copy
+
+    from sage_core.evaluator import cascade
 
     sample = [t for t in sgd_turns if t.meta["file"] == "dialogues_002.json"][:200]
     broken = copy.deepcopy(next(t for t in sample if t.user_values and t.user_values[0].slot in t.state_after

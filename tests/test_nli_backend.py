@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch  # noqa: E402  (a requirement: a broken install must fail, not skip)
+import transformers  # noqa: E402
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
-from sage_core.cascade import CascadeConfig, Evaluator  # noqa: E402
-from sage_core.errors import ModelUnavailableError  # noqa: E402
-from sage_core.s2_backends import NLIBackend, load_nli, nli_margins  # noqa: E402
-from sage_core.types import AgentAct, UserValue  # noqa: E402
+from sage_core.data.errors import ModelUnavailableError
+from sage_core.data.types import AgentAct, UserValue
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+from sage_core.evaluator.verify.s2_encoders import NLIBackend, load_nli, nli_margins
 from tests.test_compiler import REGISTRY, make_turn  # noqa: E402
 
 WORDS = ("the user wants a table at seven pm in san jose for two people category is sci fi science fiction "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.normalize import compare, find_in_text, normalize, values_match
+from sage_core.evaluator.text.normalize import compare, find_in_text, normalize, values_match
 
 
 @pytest.mark.parametrize("a,b", [
@@ -91,7 +91,7 @@ def test_find_dontcare_cue():
 
 
 def test_short_year_with_apostrophe_is_found_for_a_year_value():
-    from sage_core.normalize import find_in_text
+    from sage_core.evaluator.text.normalize import find_in_text
     text = "songs from the album High Expectations from '19."
     sp = find_in_text("2019", text, "number")
     assert sp is not None and text[sp[0]:sp[1]] == "'19"

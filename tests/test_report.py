@@ -7,12 +7,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sage_core.errors import SageInputError
-from sage_core.report import (build_report, has_annotations, pareto_front, render, sgdx_stats, strip_annotations,
-                               write_outputs)
-from sage_core.statistics import holm_bonferroni, paired_bootstrap, prf
-from sage_core.types import AgentAct, Gold, Turn, UserValue
-from sage_core.verdict_io import EvaluatorVerdicts
+from sage_core.data.errors import SageInputError
+from sage_core.data.types import AgentAct, Gold, Turn, UserValue
+from sage_core.data.verdict_io import EvaluatorVerdicts
+from sage_core.science.report.cli import write_outputs
+from sage_core.science.report.compute import (
+    build_report,
+    has_annotations,
+    pareto_front,
+    sgdx_stats,
+    strip_annotations,
+)
+from sage_core.science.report.render import render
+from sage_core.science.statistics import holm_bonferroni, paired_bootstrap, prf
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSES = ["IUV", "WNF", "PC", "UV"]
@@ -179,9 +186,8 @@ def test_cli_bad_baseline_fails_fast(tmp_path):
 
 
 def test_cli_end_to_end_on_sgd_with_sgdx(shared_data, sgd_schema_path, tmp_path):
-    pytest.importorskip("sage_core.cascade")
-    from sage_core.slice_builder import build_slice, load_turns
-    from sage_core.slice_io import write_slice
+    from sage_core.data.slice_io import write_slice
+    from sage_core.science.slice_builder import build_slice, load_turns
     turns, reg = load_turns("sgd", str(shared_data / "sgd" / "test" / "dialogues_001.json"), str(sgd_schema_path))
     sl, _ = build_slice(turns, reg, n=40, rate=0.5, seed=0)
     write_slice(sl, tmp_path / "slice.jsonl")
@@ -204,7 +210,7 @@ def test_cli_end_to_end_on_sgd_with_sgdx(shared_data, sgd_schema_path, tmp_path)
     assert data["s2_backend"]
     sage_f1 = data["evaluators"]["sage-core"]["f1"]
     assert data["paired"]["delta"] == pytest.approx(sage_f1 - 2 / 3)
-    from sage_core.verdict_io import read_evaluator_verdicts
+    from sage_core.data.verdict_io import read_evaluator_verdicts
     v = read_evaluator_verdicts(out / "verdicts_sage-core.jsonl")
     assert len(v) == 40
     for f in ("report.md", "pareto.png", "risk_coverage.png"):
@@ -292,7 +298,6 @@ def test_strip_and_has_annotations():
 
 
 def test_cli_strip_annotations(tmp_path):
-    pytest.importorskip("sage_core.cascade")
     slice_ = REPO / "data" / "demo" / "demo_slice.jsonl"
     schema = REPO / "data" / "demo" / "schema.json"
     r = _run_cli(["--slice", str(slice_), "--schema", str(schema), "--configs", "sage-core",

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import copy
 
-from sage_core.cascade import CascadeConfig, Evaluator
-from sage_core.types import AgentAct, Decision, FailureClass, Stage, UserValue
+from sage_core.data.types import AgentAct, Decision, FailureClass, Stage, UserValue
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from tests.test_compiler import REGISTRY, clean_turn, make_turn
 
 EV = Evaluator(REGISTRY, CascadeConfig.named("no_s2"))  # S1 only: never loads a model
@@ -120,8 +120,8 @@ def test_s1_abstains_on_extracted_evidence():
 
 
 def test_ordered_groups_advance_with_the_users_answer():
-    from sage_core.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
-    from sage_core.types import Turn
+    from sage_core.data.types import Turn
+    from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
     slots = {n: SlotSpec(n, n.replace("_", " ")) for n in ("account_id", "order_id", "refund_amount")}
     spec = WorkflowSpec("Shop:Refund", "Shop", "Refund", "refund", slots, list(slots),
                         order=[["account_id"], ["order_id"], ["refund_amount"]])

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.cascade import CascadeConfig, Evaluator
-from sage_core.s2_backends import OfflineBackend, embed
-from sage_core.types import AgentAct, Decision, Stage, UserValue
+from sage_core.data.types import AgentAct, Decision, Stage, UserValue
+from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+from sage_core.evaluator.verify.s2_encoders import OfflineBackend, embed
 from tests.test_compiler import REGISTRY, make_turn
 
 

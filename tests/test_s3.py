@@ -3,10 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.llm_client import LLMClient
-from sage_core.s3_llm import S3Verifier
-from sage_core.types import Criterion, Decision, FailureClass, Stage, Turn, Utterance
-from sage_core.workflow import SlotSpec, WorkflowSpec
+from sage_core.data.types import (
+    Criterion,
+    Decision,
+    FailureClass,
+    Stage,
+    Turn,
+    Utterance,
+)
+from sage_core.evaluator.verify.s3 import S3Verifier
+from sage_core.llm.client import LLMClient
+from sage_core.specs.workflow import SlotSpec, WorkflowSpec
 from tests.llm_server import llm_server  # noqa: F401 (fixture)
 
 SPEC = WorkflowSpec(
@@ -121,8 +128,8 @@ def test_wnf_reconfirmation_and_uv_replacement_context(llm_server, tmp_path):
 
 
 def test_every_compiled_criterion_gets_a_focused_prompt(llm_server, tmp_path):
-    compiler = pytest.importorskip("sage_core.compiler")
-    from sage_core.types import AgentAct, UserValue
+    from sage_core.data.types import AgentAct, UserValue
+    from sage_core.evaluator import compile as compiler
     llm_server.default = '{"answer": "true", "confidence": 0.7}'
     t = Turn("d2-t1", "d2", SPEC.id, [], USER, "Please confirm your table for 4 people?",
              state_before={}, state_after={"restaurant_name": "Luigi's", "city": "Sacramento"},
@@ -140,8 +147,8 @@ def test_every_compiled_criterion_gets_a_focused_prompt(llm_server, tmp_path):
 
 def test_cascade_sends_abstentions_to_s3(llm_server, tmp_path):
     """Contract with the core cascade (config sage-llm): S3 decides what S1/S2 abstained on."""
-    cascade = pytest.importorskip("sage_core.cascade")
-    from sage_core.workflow import WorkflowRegistry
+    from sage_core.evaluator import cascade
+    from sage_core.specs.workflow import WorkflowRegistry
     llm_server.add_rule(r"Claim \(UV\)", '{"answer": "true", "confidence": 0.9}')
     llm_server.default = '{"answer": "false", "confidence": 0.8}'
     cfg = cascade.CascadeConfig.named("sage-llm", s2_backend="offline", tau=1.01, s3_open_class=("all",))

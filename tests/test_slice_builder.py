@@ -8,12 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from sage_core.slice_builder import build_slice
-from sage_core.slice_io import read_slice
-from sage_core.types import AgentAct, Turn, UserValue, Utterance
-
 from fixtures_sgd import registry  # noqa: F401  (fixture)
+
+from sage_core.data.slice_io import read_slice
+from sage_core.data.types import AgentAct, Turn, UserValue, Utterance
+from sage_core.science.slice_builder import build_slice
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,7 +84,7 @@ def test_uv_only_and_bad_arguments(registry):
     out, s = build_slice(corpus(), registry, n=30, rate=0.5, classes=["UV"], cap_per_intent=30,
                          cap_files_per_service=30)
     assert Counter(t.gold.failure_class for t in out if t.gold.label == "failure") == {"UV": 15}
-    from sage_core.errors import SageInputError
+    from sage_core.data.errors import SageInputError
     with pytest.raises(SageInputError):
         build_slice(corpus(), registry, classes=["XX"])
     with pytest.raises(SageInputError):

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from sage_core.errors import SageInputError
-from sage_core.slice_io import dumps_turn, parse_slice, read_slice, validate_against, write_slice
-from sage_core.types import StateDiff
-from sage_core.workflow import load_workflow_spec
+from sage_core.data.errors import SageInputError
+from sage_core.data.slice_io import dumps_turn, parse_slice, read_slice, validate_against, write_slice
+from sage_core.data.types import StateDiff
+from sage_core.specs.yaml_spec import load_workflow_spec
 
 GOOD = {
     "turn_id": "d1:1", "dialogue_id": "d1", "workflow": "Pharmacy_1:Refill",

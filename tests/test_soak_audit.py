@@ -14,9 +14,10 @@ import textwrap
 import time
 from pathlib import Path
 
+from test_db_support import db_url, make_audit, pg_url  # noqa: F401  (fixtures)
+
 import db
 from db.session import dispose_all
-from test_db_support import db_url, make_audit, pg_url  # noqa: F401  (fixtures)
 
 REPO = Path(__file__).resolve().parents[1]
 N_TURNS = 500

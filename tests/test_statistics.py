@@ -4,9 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sage_core.selective import aurc, f1_at_coverage, kept_count, selective_curve
-from sage_core.statistics import (bootstrap_ci, bootstrap_cis, draw_indices, holm_bonferroni,
-                                  paired_bootstrap, prf)
+from sage_core.science.selective import aurc, f1_at_coverage, kept_count, selective_curve
+from sage_core.science.statistics import (
+    bootstrap_ci,
+    bootstrap_cis,
+    draw_indices,
+    holm_bonferroni,
+    paired_bootstrap,
+    prf,
+)
 
 
 def _f1_py(t, p):

@@ -5,11 +5,23 @@ import json
 
 import pytest
 
-from sage_core.errors import SageInputError
-from sage_core.types import (Criterion, CriterionTrace, Decision, FailureClass, Stage, TurnLabel,
-                             TurnVerdict, Verdict)
-from sage_core.verdict_io import (from_turn_verdicts, parse_evaluator_verdicts, read_evaluator_verdicts,
-                                  write_evaluator_verdicts)
+from sage_core.data.errors import SageInputError
+from sage_core.data.types import (
+    Criterion,
+    CriterionTrace,
+    Decision,
+    FailureClass,
+    Stage,
+    TurnLabel,
+    TurnVerdict,
+    Verdict,
+)
+from sage_core.data.verdict_io import (
+    from_turn_verdicts,
+    parse_evaluator_verdicts,
+    read_evaluator_verdicts,
+    write_evaluator_verdicts,
+)
 
 
 def _tv(tid, label, conf, stage=Stage.S1, decision=Decision.TRUE, cost=0.0, calls=0):

@@ -1,10 +1,11 @@
 """WorkflowSpec relations and the schema loaders (SGD, SGD-X, MultiWOZ 2.2, our YAML)."""
 import pytest
-
-from sage_core.errors import SageInputError
-from sage_core.workflow import load_sgd_schema, load_workflow_spec, load_workflows
-
 from test_slice_io import SPEC
+
+from sage_core.data.errors import SageInputError
+from sage_core.specs.loading import load_workflows
+from sage_core.specs.sgd_format import load_sgd_schema
+from sage_core.specs.yaml_spec import load_workflow_spec
 
 
 def test_yaml_spec_order_and_outcome(tmp_path):

@@ -12,7 +12,7 @@ import streamlit as st
 
 from audit import sampling
 from audit.assignment import create_audit_from_sample
-from sage_core.types import Utterance
+from sage_core import Utterance
 
 from .errors import message
 from .session import peek_slice

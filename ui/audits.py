@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db import list_audits
-from sage_core.verdict_io import parse_evaluator_verdicts
+from sage_core import parse_evaluator_verdicts
 
 BASELINES = "sage_baselines"  # session: evaluator name -> EvaluatorVerdicts
 

@@ -1,6 +1,6 @@
 """Risk-coverage data for the chart: curve rows, F1 at fixed coverage, declined turns.
 
-The curve itself is ``sage_core.selective.selective_curve`` (turn confidence,
+The curve itself is ``sage_core.science.selective.selective_curve`` (turn confidence,
 stable sort, undecided = 0); this module only lines SAGE runs up with gold
 and lists which turns a given coverage declines, in the same order.
 """
@@ -11,7 +11,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from sage_core.selective import aurc, f1_at_coverage, kept_count, selective_curve
+from sage_core import aurc, f1_at_coverage, kept_count, selective_curve
 
 from .loading import LoadedSlice
 from .runs import RunResult, outcome

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from sage_core.errors import ModelUnavailableError, SageInputError
+from sage_core import ModelUnavailableError, SageInputError
 
 
 def message(exc: BaseException) -> str:

@@ -2,7 +2,7 @@
 
 Why one shape: every page needs the same four things (turns, workflows, a
 display name and a content hash that keys cached runs), whatever the source.
-Validation is the library's: ``slice_io`` for our JSONL, ``sage_core.loaders``
+Validation is the library's: ``slice_io`` for our JSONL, ``sage_core.corpora``
 for raw corpora; their ``SageInputError`` carries file/line/field.
 """
 from __future__ import annotations
@@ -14,17 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from sage_core.errors import SageInputError
-from sage_core.slice_io import dumps_turn, read_slice, read_slice_bytes, validate_against
-from sage_core.types import Turn
-from sage_core.workflow import WorkflowRegistry, load_workflows
+from sage_core import (
+    SageInputError,
+    Turn,
+    WorkflowRegistry,
+    dumps_turn,
+    load_workflows,
+    read_slice,
+    read_slice_bytes,
+    validate_against,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_DIR = REPO / "data" / "demo"
 DEMO_SLICE = DEMO_DIR / "demo_slice.jsonl"
 DEMO_SCHEMA = DEMO_DIR / "schema.json"
 
-# label shown in the app -> ``sage_core.loaders.load_corpus`` kind
+# label shown in the app -> ``sage_core.corpora.load_corpus`` kind
 KINDS = {
     "Auto-detect": None,
     "SAGE slice (JSONL)": "slice",
@@ -96,7 +102,7 @@ def load_demo() -> LoadedSlice:
 
 def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None) -> LoadedSlice:
     """A slice or corpus on disk (``kind`` None: ``detect_kind``)."""
-    from sage_core.loaders import load_corpus  # owned by the loaders engineer
+    from sage_core import load_corpus
 
     path = (path or "").strip()
     schema_path = (schema_path or "").strip() or None
@@ -154,7 +160,7 @@ def load_upload(kind: Optional[str], files: Sequence[tuple[str, bytes]],
         if len(files) != 1:
             raise SageInputError("upload exactly one slice JSONL file", field="upload")
         return _upload_slice(files[0][0], files[0][1], schema)
-    from sage_core.loaders import detect_kind, load_corpus
+    from sage_core import detect_kind, load_corpus
 
     with tempfile.TemporaryDirectory(prefix="sage_upload_") as tmp:
         folder = Path(tmp) / "corpus"

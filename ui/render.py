@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import Iterable, Optional, Sequence
 
-from sage_core.types import StateDiff, Utterance
+from sage_core import StateDiff, Utterance
 
 COLORS = {"IUV": "#fde68a", "WNF": "#bfdbfe", "PC": "#fecaca", "UV": "#ddd6fe", "value": "#bbf7d0"}
 LABEL_COLORS = {"failure": "#b91c1c", "acceptable": "#15803d", "undecided": "#a16207"}

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 import streamlit as st
 
-from sage_core.types import TurnLabel, TurnVerdict
+from sage_core import TurnLabel, TurnVerdict
 
 from .loading import LoadedSlice, registry_fingerprint
 
@@ -60,7 +60,7 @@ def settings_key() -> tuple:
     """The settings that change verdicts (tau, floors, models, endpoint): part of every cache key."""
     import os
 
-    from sage_core.settings import get_settings
+    from sage_core import get_settings
 
     s = get_settings()
     return (s.tau, s.extraction_floor, s.nli_model, s.nli_model_dir, os.environ.get("SAGE_NLI_MODEL_DIR"),
@@ -70,7 +70,7 @@ def settings_key() -> tuple:
 @st.cache_resource(show_spinner=False)
 def _evaluator(registry_key: str, config: str, backend: str, settings: tuple, _registry):
     """One evaluator per (workflows, config, backend); models load lazily inside, once."""
-    from sage_core.cascade import CascadeConfig, Evaluator  # owned by the core engineer
+    from sage_core import CascadeConfig, Evaluator
 
     return Evaluator(_registry, CascadeConfig.named(config, s2_backend=backend))
 
@@ -103,7 +103,7 @@ def run(ls: LoadedSlice, config: str, backend: str,
     secs = time.perf_counter() - t0
     metrics = None
     if ls.has_gold:
-        from sage_core.metrics import classification_metrics
+        from sage_core import classification_metrics
 
         metrics = classification_metrics(verdicts, ls.turns)
     res = RunResult(ls.content_hash, config, backend, str(ev.s2_backend_name), verdicts, secs, metrics)
@@ -113,7 +113,7 @@ def run(ls: LoadedSlice, config: str, backend: str,
 
 def llm_configured() -> bool:
     """Whether an LLM endpoint is configured for S3 (``SAGE_LLM_API_KEY`` set; the base URL has a default)."""
-    from sage_core.settings import get_settings
+    from sage_core import get_settings
 
     return bool(get_settings().llm_api_key)
 

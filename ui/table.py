@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sage_core.types import Decision
+from sage_core import Decision
 
 from .loading import LoadedSlice
 from .runs import RunResult, deciding_stages, outcome

@@ -22,9 +22,17 @@ from typing import Optional
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from sage_core.slice_io import read_slice, validate_against, write_slice  # noqa: E402
-from sage_core.types import AgentAct, Gold, Turn, UserValue, Utterance  # noqa: E402
-from sage_core.workflow import load_sgd_schema  # noqa: E402
+from sage_core import (
+    AgentAct,
+    Gold,
+    Turn,
+    UserValue,
+    Utterance,
+    load_sgd_schema,
+    read_slice,
+    validate_against,
+    write_slice,
+)
 
 SCHEMA_PATH = HERE / "schema.json"
 SLICE_PATH = HERE / "demo_slice.jsonl"

@@ -169,7 +169,7 @@ def _label(d, value: str) -> None:
 
 def _flagged_turn() -> tuple[str, str]:
     """A turn SAGE-Core flags: the first false positive, else the first true positive."""
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
     from ui.loading import load_demo
 
     ls = load_demo()

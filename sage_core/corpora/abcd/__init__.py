@@ -1,0 +1,1 @@
+"""ABCD (Action-Based Conversations): action-grounded workflows and the conversation loader."""

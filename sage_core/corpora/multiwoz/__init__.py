@@ -1,0 +1,1 @@
+"""MultiWOZ 2.2 / 2.4: loaders, the booking overlay, and the corpus profile."""

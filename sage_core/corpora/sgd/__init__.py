@@ -1,0 +1,1 @@
+"""The Schema-Guided Dialogue corpus (and SGD-X renderings): loader and profile."""

@@ -1,0 +1,1 @@
+"""Real MultiWOZ agent outputs (PPTOD, UBAR, SOLOIST) as natural-failure slices."""

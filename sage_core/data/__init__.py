@@ -1,0 +1,1 @@
+"""Data types, input errors, settings and the slice / verdict file formats: what every other part speaks."""

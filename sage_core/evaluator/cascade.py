@@ -1,0 +1,199 @@
+"""The SAGE cascade: every criterion goes to the cheapest stage that will decide it.
+
+S1 (symbolic) -> S2 (encoder/NLI) -> S3 (optional focused LLM, only for
+abstentions in the open-class set). Each criterion keeps a trace of every
+attempt, abstentions included, and the stage that finally decided it.
+Whole-slice evaluation runs S2 in batches across turns so that encoder
+calls are shared and cached.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from sage_core.data.errors import ModelUnavailableError
+from sage_core.data.settings import get_settings
+from sage_core.data.types import Criterion, CriterionTrace, Decision, Stage, Turn, TurnVerdict, Verdict
+from sage_core.evaluator.aggregate import aggregate
+from sage_core.evaluator.compile import compile_with_evidence
+from sage_core.evaluator.repair import repairs
+from sage_core.evaluator.verify.s1 import TurnContext, verify_s1
+from sage_core.evaluator.verify.s2_encoders import GroundingBackend, make_backend
+from sage_core.specs.workflow import WorkflowRegistry, WorkflowSpec
+
+CONFIG_STAGES = {
+    "sage-core": (Stage.S1, Stage.S2),
+    "sage-llm": (Stage.S1, Stage.S2, Stage.S3),
+    "no_s1": (Stage.S2,),
+    "no_s2": (Stage.S1,),
+}
+# Which abstentions may go to S3: criteria on free-text (non-categorical) slots and
+# criteria whose evidence (value or act) was extracted from text rather than annotated.
+OPEN_CLASS_DEFAULT = ("free_text_slot", "extracted")
+
+
+@dataclass
+class CascadeConfig:
+    name: str = "sage-core"
+    stages: tuple[Stage, ...] = CONFIG_STAGES["sage-core"]
+    s2_backend: str = "offline"
+    tau: float = 0.20
+    extraction_floor: float = 0.5
+    s3_open_class: tuple[str, ...] = OPEN_CLASS_DEFAULT
+    nli_model: Optional[str] = None
+    chunk_size: int = 64  # turns per S2 batch in evaluate()
+
+    @classmethod
+    def named(cls, name: str, s2_backend: Optional[str] = None, tau: Optional[float] = None,
+              **kw: Any) -> "CascadeConfig":
+        if name not in CONFIG_STAGES:
+            raise ValueError(f"unknown config '{name}' (use one of {', '.join(CONFIG_STAGES)})")
+        s = get_settings()
+        return cls(name=name, stages=CONFIG_STAGES[name], s2_backend=s2_backend or s.s2_backend,
+                   tau=s.tau if tau is None else float(tau),
+                   extraction_floor=kw.pop("extraction_floor", s.extraction_floor), **kw)
+
+
+def is_open_class(c: Criterion, spec: WorkflowSpec, open_class: tuple[str, ...]) -> bool:
+    """Whether an abstained criterion may be sent to the paid S3 stage."""
+    if "all" in open_class:
+        return True
+    if "extracted" in open_class and float(c.args.get("confidence", 1.0)) < 1.0:
+        return True
+    slot = c.args.get("slot")
+    if "free_text_slot" in open_class and slot in spec.slots:
+        sp = spec.slots[slot]
+        return not sp.is_categorical and sp.value_type == "text"
+    return False
+
+
+def _abstain_all() -> Verdict:
+    return Verdict(Decision.ABSTAIN, 0.0, Stage.NONE, "", "every stage abstained")
+
+
+@dataclass
+class _Work:
+    turn: Turn
+    ctx: Optional[TurnContext] = None
+    criteria: list[Criterion] = field(default_factory=list)
+    attempts: list[list[Verdict]] = field(default_factory=list)
+    final: list[Optional[Verdict]] = field(default_factory=list)
+    ms: float = 0.0
+    paid_calls: int = 0
+    cost_usd: float = 0.0
+
+
+class Evaluator:
+    """Runs one cascade config over turns of the workflows in ``registry``."""
+
+    def __init__(self, registry: WorkflowRegistry, config: Optional[CascadeConfig] = None,
+                 s2: Optional[GroundingBackend] = None, s3: Any = None):
+        self.registry = registry
+        self.config = config or CascadeConfig.named("sage-core")
+        self._s2 = s2
+        self._s3 = s3
+
+    # --- stages (lazy) -----------------------------------------------------------
+    @property
+    def s2(self) -> GroundingBackend:
+        if self._s2 is None:
+            self._s2 = make_backend(self.config.s2_backend, self.config.tau, self.config.nli_model)
+        return self._s2
+
+    @property
+    def s2_backend_name(self) -> str:
+        if Stage.S2 not in self.config.stages:
+            return "none"
+        return self.s2.name
+
+    @property
+    def s3(self) -> Any:
+        """The LLM stage (sage-llm only), imported lazily so SAGE-Core never needs it."""
+        if self._s3 is None:
+            s = get_settings()
+            if not s.llm_api_key:
+                raise ModelUnavailableError("S3 not configured: set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY")
+            try:
+                from sage_core.evaluator.verify.s3 import S3Verifier
+            except ImportError as e:
+                raise ModelUnavailableError(f"S3 not available ({e}); set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY "
+                                            "and install the LLM stage") from None
+            self._s3 = S3Verifier.from_settings()
+        return self._s3
+
+    # --- evaluation -----------------------------------------------------------------
+    def evaluate_turn(self, turn: Turn) -> TurnVerdict:
+        return self.evaluate([turn])[0]
+
+    def evaluate(self, turns: list[Turn], progress: Optional[Callable[[int, int], None]] = None
+                 ) -> list[TurnVerdict]:
+        if Stage.S3 in self.config.stages:
+            self.s3  # fail fast, before any work, when S3 is not configured
+        out: list[TurnVerdict] = []
+        n = len(turns)
+        step = max(1, self.config.chunk_size)
+        for lo in range(0, n, step):
+            out.extend(self._evaluate_chunk(turns[lo:lo + step]))
+            if progress:
+                progress(len(out), n)
+        return out
+
+    def _evaluate_chunk(self, turns: list[Turn]) -> list[TurnVerdict]:
+        stages = self.config.stages
+        work: list[_Work] = []
+        for turn in turns:  # compile + S1
+            t0 = time.perf_counter()
+            w = _Work(turn)
+            spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
+            w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor)
+            w.ctx = TurnContext(turn, spec, uvs, acts)
+            for c in w.criteria:
+                att: list[Verdict] = []
+                final = None
+                if Stage.S1 in stages:
+                    v = verify_s1(c, w.ctx)
+                    att.append(v)
+                    if v.decision != Decision.ABSTAIN:
+                        final = v
+                w.attempts.append(att)
+                w.final.append(final)
+            w.ms = (time.perf_counter() - t0) * 1000
+            work.append(w)
+        if Stage.S2 in stages:  # one batched S2 call for the whole chunk
+            todo = [(w, i) for w in work for i, f in enumerate(w.final) if f is None]
+            if todo:
+                t0 = time.perf_counter()
+                verdicts = self.s2.verify_many([(w.criteria[i], w.ctx) for w, i in todo])
+                share = (time.perf_counter() - t0) * 1000 / len(todo)
+                for (w, i), v in zip(todo, verdicts):
+                    w.attempts[i].append(v)
+                    w.ms += share
+                    if v.decision != Decision.ABSTAIN:
+                        w.final[i] = v
+        if Stage.S3 in stages:
+            for w in work:
+                for i, c in enumerate(w.criteria):
+                    if w.final[i] is None and is_open_class(c, w.ctx.spec, self.config.s3_open_class):
+                        t0 = time.perf_counter()
+                        v, usage = self.s3.verify(c, w.turn, w.ctx.spec)
+                        w.ms += (time.perf_counter() - t0) * 1000
+                        w.attempts[i].append(v)
+                        paid = getattr(usage, "paid_calls", None)
+                        w.paid_calls += int(paid) if paid is not None else int(not getattr(usage, "cached", False))
+                        w.cost_usd += float(getattr(usage, "cost_usd", 0.0) or 0.0)
+                        if v.decision != Decision.ABSTAIN:
+                            w.final[i] = v
+        out = []
+        s2_name = self.s2_backend_name
+        for w in work:
+            traces = [CriterionTrace(c, att, f or _abstain_all())
+                      for c, att, f in zip(w.criteria, w.attempts, w.final)]
+            label, conf = aggregate(traces)
+            out.append(TurnVerdict(w.turn.turn_id, w.turn.dialogue_id, label, conf, traces, repairs(traces),
+                                   self.config.name, s2_name, round(w.ms, 3), w.paid_calls,
+                                   round(w.cost_usd, 8)))
+        return out
+
+
+__all__ = ["CascadeConfig", "Evaluator", "CONFIG_STAGES", "is_open_class", "OPEN_CLASS_DEFAULT"]

@@ -1,0 +1,232 @@
+"""Compile one turn into atomic, checkable criteria (IUV, WNF, PC, UV).
+
+Deterministic and stateless: the same (turn, spec) always yields the same
+criteria with the same ids, so verdicts can be diffed across runs and
+configs. Each criterion names its evidence ("user" / "agent" / "state") and
+a span into that text; what the verifiers decide lives elsewhere.
+
+Two inputs a loader may set when the turn's workflow or user side is a guess:
+
+- ``turn.meta["workflow_confidence"]`` (0-1, default 1): how sure the loader is
+  that the turn acts in ``turn.workflow`` (real system outputs, where the domain
+  is guessed from the state and the reply). Extracted agent requests get their
+  confidence multiplied by it, so a request whose domain is uncertain falls
+  below the extraction floor and no WNF is judged on it. Annotated acts are
+  taken as given.
+- a turn with no user text at all (``turn.user`` empty, no annotated
+  ``user_values``; e.g. system outputs without user utterances): for PC, the
+  values s_t holds count as known, since s_t is the only record of what u_t
+  said (the agent's own belief state when it replies).
+- ``turn.meta["untracked_slots"]``: slots the turn's state source never holds
+  (a system whose predicted states have no booking slots). PC leaves them out
+  of ``missing`` and lists them under ``untracked``; S1/S2 abstain on a PC whose
+  only missing slots are untracked.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from sage_core.data.errors import SageInputError
+from sage_core.data.settings import get_settings
+from sage_core.data.types import AgentAct, Criterion, FailureClass, StateDiff, Turn, UserValue
+from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
+from sage_core.evaluator.text.normalize import find_in_text, normalize, tokens, tokens_with_spans
+from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
+from sage_core.evaluator.text.user_values import extract_user_values, grounded_user_values
+from sage_core.specs.workflow import WorkflowSpec
+
+REQUEST_ACTS = {"REQUEST"}
+CONFIRM_ACTS = {"CONFIRM", "NOTIFY_SUCCESS"}
+PSEUDO_SLOTS = {"intent", "count"}  # SGD act slots that are not schema slots (unless the schema has them)
+
+
+def _line(turn: Turn) -> Optional[int]:
+    return getattr(turn, "_line", None)
+
+
+def _check_slot(spec: WorkflowSpec, slot: Optional[str], fld: str, turn: Turn, allow_pseudo: bool) -> None:
+    if slot is None or spec.has_slot(slot) or (allow_pseudo and slot in PSEUDO_SLOTS):
+        return
+    raise SageInputError(f"slot '{slot}' is not in the schema of {spec.id}", line=_line(turn), field=fld)
+
+
+def _check_slots(spec: WorkflowSpec, items, fld: str, turn: Turn, allow_pseudo: bool) -> None:
+    """``_check_slot`` for every user value / agent act of a list, named ``fld[i].slot``."""
+    for i, x in enumerate(items):
+        _check_slot(spec, x.slot, f"{fld}[{i}].slot", turn, allow_pseudo=allow_pseudo)
+
+
+def info_state(turn: Turn, user_values: list[UserValue]) -> dict[str, str]:
+    """What the agent knows when it replies: s_{t-1} updated with u_t's user values."""
+    st = {k: v for k, v in turn.state_before.items() if v is not None and str(v).strip()}
+    for uv in user_values:
+        if uv.value.strip():
+            st[uv.slot] = uv.value
+    return st
+
+
+def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct]) -> set[str]:
+    """Slots whose s_t value the reply itself states (a CONFIRM act, or the value in the text).
+
+    A value the user accepted from an earlier offer reaches s_t without a user
+    value; the agent knows it exactly when its confirmation restates it.
+    """
+    out = {a.slot for a in acts if a.act == "CONFIRM" and a.slot and a.value}
+    agent_words = tokens(turn.agent)
+    for slot, v in turn.state_after.items():
+        if not v or not str(v).strip() or slot not in spec.slots:
+            continue
+        vt = spec.slots[slot].value_type
+        if vt == "bool":  # "without insurance", "with outdoor seating"
+            kws = bool_keywords(spec, slot)
+            if any(w.startswith(k[:6]) for k in kws for w in agent_words):
+                out.add(slot)
+        elif find_in_text(v, turn.agent, vt):
+            out.add(slot)
+    return out
+
+
+def legal_state(turn: Turn) -> dict[str, str]:
+    """s_{t-1} without the slots the tracker cleared on u_t (a new task restarts the form)."""
+    removed = set(StateDiff.between(turn.state_before, turn.state_after).removed)
+    return {k: v for k, v in turn.state_before.items() if k not in removed}
+
+
+def _slot_span(text: str, spec: WorkflowSpec, slot: str) -> Optional[tuple[int, int]]:
+    words = tokens_with_spans(text)
+    seq = [w for w, _, _ in words]
+    for kw, _ in sorted(slot_keywords(spec, slot), key=lambda x: -x[1]):
+        p = kw.split()
+        for i in range(len(seq) - len(p) + 1):
+            if seq[i:i + len(p)] == p:
+                return (words[i][1], words[i + len(p) - 1][2])
+    return None
+
+
+def validate_turn(turn: Turn, spec: WorkflowSpec) -> None:
+    """Every slot the turn names (states, user values, agent acts) must be in the schema."""
+    for fld, st in (("state_before", turn.state_before), ("state_after", turn.state_after)):
+        for slot in st:
+            _check_slot(spec, slot, f"{fld}.{slot}", turn, allow_pseudo=False)
+    _check_slots(spec, turn.user_values or [], "user_values", turn, allow_pseudo=False)
+    _check_slots(spec, turn.agent_acts or [], "agent_acts", turn, allow_pseudo=True)
+
+
+def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
+                  ) -> tuple[list[UserValue], list[AgentAct]]:
+    """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent."""
+    floor = get_settings().extraction_floor if floor is None else floor
+    if turn.user_values is not None:
+        _check_slots(spec, turn.user_values, "user_values", turn, allow_pseudo=False)
+        uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
+    else:
+        uvs = extract_user_values(turn, spec, floor)
+    if turn.agent_acts is not None:
+        _check_slots(spec, turn.agent_acts, "agent_acts", turn, allow_pseudo=True)
+        acts = [a for a in turn.agent_acts if a.confidence >= floor]
+    else:
+        acts = extract_agent_acts(turn, spec, floor)
+        wconf = workflow_confidence(turn)
+        if wconf < 1.0:
+            acts = [a if a.act not in REQUEST_ACTS else AgentAct(a.act, a.slot, a.value, round(a.confidence * wconf, 3))
+                    for a in acts]
+            acts = [a for a in acts if a.confidence >= floor]
+    return uvs, acts
+
+
+def workflow_confidence(turn: Turn) -> float:
+    """``turn.meta["workflow_confidence"]`` clipped to [0, 1]; 1.0 when absent or unreadable."""
+    try:
+        w = float((turn.meta or {}).get("workflow_confidence", 1.0))
+    except (TypeError, ValueError):
+        return 1.0
+    return min(1.0, max(0.0, w))
+
+
+def compile_turn(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None) -> list[Criterion]:
+    """All criteria for one turn, in a fixed order: IUV, WNF, PC, UV."""
+    return compile_with_evidence(turn, spec, floor)[0]
+
+
+def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
+                          ) -> tuple[list[Criterion], list[UserValue], list[AgentAct]]:
+    """``compile_turn`` plus the user values / agent acts it compiled from (for the verifiers)."""
+    validate_turn(turn, spec)
+    uvs, acts = turn_evidence(turn, spec, floor)
+    diff = StateDiff.between(turn.state_before, turn.state_after)
+    out: list[Criterion] = []
+    seen: dict[str, int] = {}
+
+    def cid(kind: str, slot: Optional[str]) -> str:
+        base = f"{turn.turn_id}:{kind}" + (f":{slot}" if slot else "")
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        return base if n == 0 else f"{base}#{n + 1}"
+
+    # IUV: one per distinct user value
+    done: set[tuple[str, str]] = set()
+    for uv in uvs:
+        vt = spec.slots[uv.slot].value_type
+        key = (uv.slot, normalize(uv.value, vt))
+        if not uv.value.strip() or key in done:
+            continue
+        done.add(key)
+        span = uv.span or find_in_text(uv.value, turn.user, vt)
+        out.append(Criterion(
+            cid("IUV", uv.slot), FailureClass.IUV,
+            {"slot": uv.slot, "value": uv.value, "value_type": vt, "confidence": uv.confidence,
+             "state_value": turn.state_after.get(uv.slot), "written": diff.writes(uv.slot)},
+            "user", span,
+            f"the user gave {uv.slot}={uv.value!r} but s_t does not hold it"))
+    # WNF: one per requested slot
+    # Next(W, s_{t-1}), plus what u_t's values opened (ordered groups advance when the user completes one)
+    legal = spec.legal_next(legal_state(turn)) | spec.legal_next(
+        {**legal_state(turn), **{uv.slot: uv.value for uv in uvs if uv.value.strip()}})
+    now = {**info_state(turn, uvs), **{k: v for k, v in turn.state_after.items() if str(v).strip()}}
+    open_now = sorted(spec.legal_next(now))  # what a repair should ask for instead
+    user_slots = {uv.slot for uv in uvs}
+    asked: set[str] = set()
+    for a in acts:
+        if a.act not in REQUEST_ACTS or not a.slot or a.slot in asked or not spec.has_slot(a.slot):
+            continue
+        asked.add(a.slot)
+        out.append(Criterion(
+            cid("WNF", a.slot), FailureClass.WNF,
+            {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
+             "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)},
+            "agent", _slot_span(turn.agent, spec, a.slot),
+            f"the agent requests {a.slot}, which is not a legal next field"))
+    # PC: one per turn with a confirmation / success act
+    confirms = [a for a in acts if a.act in CONFIRM_ACTS]
+    if confirms:
+        # text-only turns: values s_t wrote that u_t expresses are user values too
+        known = info_state(turn, uvs if turn.user_values is not None else uvs + grounded_user_values(turn, spec))
+        if turn.user_values is None and not (turn.user or "").strip():
+            known.update({k: v for k, v in turn.state_after.items() if v is not None and str(v).strip()})
+        stated = stated_in_reply(turn, spec, acts)
+        untracked = set((turn.meta or {}).get("untracked_slots") or [])
+        missing = [m for m in spec.missing_for_outcome(known) if m not in stated]
+        unknown = [m for m in missing if m in untracked]
+        missing = [m for m in missing if m not in untracked]
+        cue = confirmation_cue(turn.agent)
+        out.append(Criterion(
+            cid("PC", None), FailureClass.PC,
+            {"missing": missing, "untracked": unknown, "acts": sorted({a.act for a in confirms}),
+             "confidence": min(a.confidence for a in confirms), "required": list(spec.outcome_slots or spec.required)},
+            "agent", cue[2] if cue else None,
+            "the agent confirms while required slots are still empty"))
+    # UV: one per value written in Delta_t
+    for slot in sorted(diff.written):
+        value = diff.written[slot]
+        if value is None or not str(value).strip():
+            continue
+        vt = spec.slots[slot].value_type
+        out.append(Criterion(
+            cid("UV", slot), FailureClass.UV,
+            {"slot": slot, "value": value, "value_type": vt, "previous": diff.previous.get(slot)},
+            "state", None,
+            f"s_t writes {slot}={value!r}, which history and u_t do not support"))
+    return out, uvs, acts
+
+
+__all__ = ["compile_turn", "validate_turn", "compile_with_evidence", "turn_evidence", "info_state", "workflow_confidence", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]

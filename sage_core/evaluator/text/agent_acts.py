@@ -1,0 +1,168 @@
+"""Agent acts recovered from a reply's text: REQUEST of a slot, CONFIRM and NOTIFY_SUCCESS.
+Every act carries a confidence < 1.0 so S1 never decides on it."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from sage_core.data.types import AgentAct, Turn
+from sage_core.evaluator.text.lexicon import (
+    CONFIRM_PATTERNS,
+    DELEX,
+    DESC_STOP,
+    KIND_OF,
+    MWOZ_ASK,
+    MWOZ_HINTS,
+    MWOZ_TIME_EXCLUDED,
+    OFFER_START,
+    OPPOSITE_END,
+    REQUEST_CUES,
+    TYPE_LIKE,
+    YESNO_START,
+    Span,
+)
+from sage_core.evaluator.text.normalize import find_in_text, tokens, tokens_with_spans
+from sage_core.evaluator.text.sentences import phrase_index, sentences
+from sage_core.evaluator.text.slot_keywords import bool_keywords, mwoz_suffix, slot_keywords
+from sage_core.specs.workflow import WorkflowSpec
+
+
+def confirmation_cue(text: str) -> Optional[tuple[str, float, Span]]:
+    """The strongest confirmation / success cue in an agent reply: (act, confidence, span)."""
+    best = None
+    for rx, act, conf in CONFIRM_PATTERNS:
+        m = rx.search(text or "")
+        if m and (best is None or conf > best[1]):
+            best = (act, conf, (m.start(), m.end()))
+    return best
+
+
+def _other_end(slot: str, words: list[str]) -> bool:
+    """The sentence says "<word> out" where the slot is "<word>_in_..." (or the reverse), and never "<word> in"."""
+    raw = tokens(slot.replace("_", " "))
+    for i, t in enumerate(raw[:-1]):
+        end = raw[i + 1]
+        if end in OPPOSITE_END and phrase_index(f"{t} {OPPOSITE_END[end]}", words) is not None \
+                and phrase_index(f"{t} {end}", words) is None:
+            return True
+    return False
+
+
+def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[str], bool_only: bool
+                    ) -> dict[str, tuple[float, Span]]:
+    toks = tokens_with_spans(sent)
+    words = [t for t, _, _ in toks]
+    kind_of = KIND_OF.search(sent)
+    scores: dict[str, tuple[float, Span, float]] = {}
+    for slot in candidates:
+        if bool_only and spec.slots[slot].value_type != "bool":
+            continue
+        if _other_end(slot, words):
+            continue  # "when will you check out?" does not ask for check_in_date
+        total, span, best_w = 0.0, None, 0.0
+        if kind_of and any(t in TYPE_LIKE for t in tokens(slot.replace("_", " "))):
+            total, span, best_w = 1.0, (off + kind_of.start(), off + kind_of.end()), 1.0
+        desc = [t for t in tokens(spec.slots[slot].description) if t not in DESC_STOP and len(t) > 2]
+        if len(desc) >= 2 and sum(t in words for t in set(desc)) >= 0.75 * len(set(desc)):
+            total += 1.0  # the reply paraphrases the slot's own description
+            span = span or (off, off + len(sent.rstrip()))
+            best_w = max(best_w, 1.0)
+        mwoz = mwoz_suffix(slot) in MWOZ_HINTS
+        timed = mwoz and mwoz_suffix(slot) in MWOZ_TIME_EXCLUDED and "time" in words
+        hits: list[float] = []
+        for kw, w in slot_keywords(spec, slot):
+            if timed and w < 0.8:
+                continue
+            i = phrase_index(kw, words)
+            if i is None:
+                continue
+            hits.append(w)
+            if w > best_w:
+                n = len(kw.split())
+                best_w, span = w, (off + toks[i][1], off + toks[i + n - 1][2])
+        if mwoz and hits:
+            # MultiWOZ hint tables list overlapping phrases ("departing from", "departing"):
+            # the best one decides, each further hit adds a little
+            total += max(hits) + 0.1 * min(len(hits) - 1, 3)
+        else:
+            total += sum(hits)
+        if span is not None and (best_w >= 0.6 or total >= 1.0):
+            prior = 1.0 if slot in spec.intent_slots else 0.5
+            scores[slot] = (min(total, 1.6) * prior, span, best_w)
+    return scores
+
+
+def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str]] = None
+                    ) -> list[tuple[str, float, Span]]:
+    """Slots the agent asks for in ``text``: request sentences (not offers or confirmations) naming the slot."""
+    out: dict[str, tuple[float, Span]] = {}
+    candidates = spec.intent_slots + [s for s in spec.slots if s not in spec.intent_slots]
+    mwoz_spec = any(mwoz_suffix(s) in MWOZ_HINTS for s in spec.slots)
+    # delexicalised placeholders ("[restaurant_name]", "[value_area]") stand for values, not for
+    # words naming a slot; blank them out (same length, so spans stay valid)
+    text = DELEX.sub(lambda m: " " * len(m.group(0)), text or "")
+    for sent, off in sentences(text):
+        # a yes/no opening asks even when the writer left off the question mark ("Do you want to add insurance")
+        question = sent.rstrip().endswith("?") or bool(YESNO_START.search(sent))
+        if not (question or re.search(r"\b(tell me|let me know|need|provide|specify)\b", sent, re.I)):
+            continue
+        if confirmation_cue(sent) or OFFER_START.search(sent):
+            continue
+        yesno = bool(YESNO_START.search(sent)) and not REQUEST_CUES.search(sent)
+        asks = yesno and mwoz_spec and bool(MWOZ_ASK.search(sent))
+        if asks:
+            yesno = False  # "do you have a price range in mind ?" asks for the value
+        if not yesno and not asks and not REQUEST_CUES.search(sent):
+            continue
+        # a sentence that names a concrete state value is an offer/confirmation, not a request
+        if state and any(v and len(v) > 2 and find_in_text(v, sent) for v in state.values()
+                         if v.lower() not in ("true", "false", "dontcare")):
+            continue
+        scores = _score_sentence(sent, off, spec, candidates, bool_only=yesno)
+        if not scores:
+            continue
+        top = max(v[0] for v in scores.values())
+        # a MultiWOZ hint phrase of weight >= 0.8 ("how many nights") is specific enough to stand
+        # beside a stronger slot in a multi-slot question ("what day and time ...?")
+        strong = {k: 0.8 if mwoz_suffix(k) in MWOZ_HINTS else 1.0 for k in scores}
+        keep = {k: v for k, v in scores.items() if v[0] >= max(0.6, 0.75 * top)
+                or (v[0] >= top - 1e-9 and v[0] >= 0.5 and v[2] >= 1.0)
+                or (strong[k] < 1.0 and v[0] >= 0.6 and v[2] >= strong[k])}
+        share = 1.0 if len(keep) <= 3 else 3.0 / len(keep)
+        if len(keep) > 1 and all(v[2] < strong[k] for k, v in keep.items()):
+            share *= 0.7  # only shared words ("date" for two date slots): ambiguous
+        for slot, (sc, sp, _) in keep.items():
+            conf = round(min(0.9, (0.4 + 0.35 * min(sc, 1.3)) * share), 3)
+            if slot not in out or out[slot][0] < conf:
+                out[slot] = (conf, sp)
+    return sorted(((s, c, sp) for s, (c, sp) in out.items()), key=lambda x: x[2])
+
+
+def _restates_bool(turn: Turn, spec: WorkflowSpec) -> bool:
+    """The reply names a yes/no slot the state holds ("free entry: True, good for kids: True")."""
+    words = tokens(turn.agent)
+    for slot, v in {**turn.state_before, **turn.state_after}.items():
+        if slot in spec.slots and spec.slots[slot].value_type == "bool" and str(v).lower() in ("true", "false"):
+            kws = bool_keywords(spec, slot)
+            if any(w.startswith(k[:6]) for k in kws for w in words):
+                return True
+    return False
+
+
+def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> list[AgentAct]:
+    """REQUEST and CONFIRM/NOTIFY_SUCCESS acts recovered from the agent reply."""
+    acts: list[AgentAct] = []
+    cue = confirmation_cue(turn.agent)
+    if cue and cue[0] == "CONFIRM":
+        # a confirmation restates what it confirms; "just to verify you tried the code?" names no value
+        values = [v for v in {**turn.state_before, **turn.state_after}.values()
+                  if v and str(v).strip() and str(v).lower() not in ("true", "false", "dontcare")]
+        if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec):
+            cue = (cue[0], min(cue[1], 0.45), cue[2])
+    if cue and cue[1] >= floor:
+        acts.append(AgentAct(cue[0], None, None, cue[1]))
+    known = {**turn.state_before, **turn.state_after}
+    for slot, conf, _ in requested_slots(turn.agent, spec, known):
+        if conf >= floor:
+            acts.append(AgentAct("REQUEST", slot, None, conf))
+    return acts

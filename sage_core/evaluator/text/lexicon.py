@@ -1,0 +1,195 @@
+"""Word lists and patterns the text extractors share: request, confirmation, offer and
+negation cues, slot-name hints. Tables only; the logic that reads them lives beside this module."""
+from __future__ import annotations
+
+import re
+
+Span = tuple[int, int]
+
+STOP = {"of", "the", "a", "an", "is", "has", "have", "to", "for", "in", "at", "on", "and", "or", "name",
+        "number", "num", "type", "with", "allowed", "whether", "this", "that", "be", "it", "if", "are",
+        "user", "which", "where", "what", "from", "by", "new", "no"}
+# Generic question words that hint at a slot's value type.
+TYPE_HINTS = {
+    "time": ("what time", "when", "which time", "time"),
+    "date": ("what date", "which day", "what day", "when", "date", "day"),
+    "number": ("how many", "number of", "how much"),
+}
+NAME_HINTS = {  # slot-name token -> extra words people use when asking for it
+    "city": ("city", "where", "location", "place"), "location": ("where", "location", "city", "area", "place"),
+    "area": ("where", "area", "location"), "where": ("where", "city", "location", "place"), "destination": ("where", "destination", "going"),
+    "seats": ("how many", "people", "seats", "party"), "kids": ("child", "children", "kid"), "tickets": ("how many", "tickets"),
+    "passengers": ("how many", "passengers", "people"), "adults": ("how many", "people", "adults", "guests"),
+    "rooms": ("how many", "rooms"), "beds": ("bedrooms", "beds", "bed rooms"), "baths": ("bathrooms", "baths"),
+    "amount": ("how much", "amount"), "receiver": ("who", "whom", "contact", "recipient"),
+    "contact": ("who", "whom", "contact"), "type": ("what kind", "what type", "which type", "kind of"),
+    "category": ("what kind", "what type", "cuisine", "category", "type of"),
+    "genre": ("genre", "what kind", "type of"), "airlines": ("airline",), "price": ("price", "budget", "cost"),
+    "cuisine": ("cuisine", "food"), "stay": ("how long", "how many nights", "nights"),
+    "length": ("how long", "nights", "days"), "origin": ("from where", "leaving from", "departing from", "origin"),
+    "from": ("from where", "leaving from", "departing from", "where from"),
+    "to": ("where to", "going to", "destination"), "intent": ("rent or buy", "buy or rent"),
+    "title": ("which movie", "what movie", "title"), "track": ("song", "track"), "artist": ("artist", "singer"),
+    "event": ("event",), "payment": ("account", "pay with", "payment method", "card"), "method": ("account", "card"),
+    "insurance": ("insurance",), "luggage": ("luggage", "bags", "baggage"), "protection": ("trip protection", "insurance"),
+    "class": ("class",), "ride": ("ride", "type of ride"), "stylist": ("stylist", "salon"),
+    "therapist": ("therapist", "doctor"), "restaurant": ("restaurant",), "movie": ("movie", "film"),
+    "visit": ("when", "visit"), "check": ("check in", "check out", "when"),
+}
+REQUEST_CUES = re.compile(
+    r"\b(what|which|when|where|who|whom|how many|how much|how long|any preference|do you have a preference|"
+    r"preferred|prefer|tell me|let me know|could you (?:give|provide|tell)|can you (?:give|provide|tell)|"
+    r"please (?:provide|give|specify|say|tell)|i (?:will )?need (?:to know|the)|may i (?:know|have)|"
+    r"can i (?:know|have|get)|would you like to (?:rent|buy)|are you looking to|do you want to (?:rent|buy))\b", re.I)
+CONFIRM_CUES = [  # (regex, act, confidence)
+    (r"\bplease confirm\b|\bcan you confirm\b|\bcould you confirm\b|\bto confirm\b|\blet me confirm\b|"
+     r"\bconfirming\b|\bjust to verify\b|\bto verify\b|\bplease verify\b", "CONFIRM", 0.9),
+    (r"\bis (?:that|this|everything) (?:correct|right|ok|okay)\b|\bdoes that sound right\b|\bcorrect\?", "CONFIRM", 0.8),
+    (r"(?:^|[.!?]\s+)(?:(?:ok(?:ay)?|great|perfect|alright|so)[,.]?\s+)?(?:shall|should) i (?:go ahead and )?"
+     r"(?:book|reserve|make|schedule|buy|purchase|proceed|go ahead)\b", "CONFIRM", 0.6),
+    (r"\b(?:i(?: have|'ve)|we(?: have|'ve)) (?:successfully )?(?:booked|reserved|scheduled|made|purchased|"
+     r"bought|sent|set up|added|confirmed)\b", "NOTIFY_SUCCESS", 0.9),
+    (r"\b(?:has|have) been (?:successfully )?(?:booked|reserved|made|scheduled|confirmed|placed|sent|"
+     r"purchased|processed|completed|added|set)\b|\b(?:is|are) (?:now )?(?:booked|reserved|confirmed)\b|"
+     r"\bsuccessfully (?:booked|reserved|made|scheduled|purchased|sent)\b|\bbooking is (?:complete|done)\b|"
+     r"\b(?:is|was) successful\b|\bnow playing\b|\bstarted playing\b", "NOTIFY_SUCCESS", 0.85),
+    # MultiWOZ-style booking notices: "your reference number is [value_reference]", "reference number is : ..."
+    (r"\breference (?:number|code|no\.?)\s*(?:is\b|:)|\bbooking (?:was|is|has been) (?:successful|complete|completed|"
+     r"confirmed|made)\b", "NOTIFY_SUCCESS", 0.85),
+]
+CONFIRM_PATTERNS = [(re.compile(p, re.I), a, c) for p, a, c in CONFIRM_CUES]
+NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|doesnt|without|never|nope|isn't|isnt|aren't|arent|won't|wont|"
+                      r"didn't|didnt|can't|cant)\b", re.I)
+# "insurance is not necessary": the negation follows the keyword
+NEGATED_AFTER = re.compile(r"^\W*(?:is|are|will be|would be)\s+not\b|^\W*(?:isn't|isnt|aren't|arent|won't be|wont be)\b",
+                           re.I)
+# "No, I ..." / "No. I have extra baggage": a leading no answers the previous question, it negates nothing after it
+LEAD_NO = re.compile(r"^\s*(?:no|nope|nah)\s*[,.!;]\s*", re.I)
+DESC_STOP = {"of", "the", "a", "an", "to", "for", "in", "at", "on", "and", "or", "is", "be", "whether", "this",
+             "that", "which", "with", "by", "from", "are", "has", "have", "if", "it"}
+
+
+DELEX = re.compile(r"\[[a-z]+(?:_[a-z]+)+\]")
+
+
+DIRECTION_HINTS = {  # slot-name prefixes that say which end of a trip a slot is
+    "from": ("leaving from", "departing from", "depart from", "departure city", "from where", "where from",
+             "leave from", "depart", "departing", "leaving", "starting from", "origin"),
+    "origin": ("leaving from", "departing from", "depart from", "from where", "where from", "depart", "origin"),
+    "to": ("where to", "headed to", "heading to", "destination", "travel to", "traveling to", "where are you going",
+           "where will you go", "where do you want to go", "where would you like to go", "arrive in", "going to go"),
+}
+OFFER_START = re.compile(r"^\s*(?:ok(?:ay)?[,.]?\s*|sure[,.]?\s*|great[,.]?\s*)?(how about|what about|would you like to "
+                         r"(?:book|reserve|buy|make|purchase|play|schedule|rent|share|try|hear|watch|go)|"
+                         r"do you like|i found|i have found|i've found|there (?:is|are)|does (?:that|this)|"
+                         r"is there anything|anything else|can i (?:help|assist|do)|shall i|should i|"
+                         r"would you (?:want|like) me)", re.I)
+YESNO_START = re.compile(r"^\s*(?:and\s+|also\s+|ok(?:ay)?[,.]?\s*)?(?:(do|does|did|will|would|should|shall|are|is|"
+                         r"can|could)\s+(you|it|they|there)\b|(would) (like|want) to\b)", re.I)
+
+
+REJECTED_BEFORE = re.compile(r"\b(?:instead of|rather than)\s+(?:an?\s+|the\s+)?$", re.I)
+OPPOSITE_END = {"in": "out", "out": "in"}  # check_in_date vs check_out_date
+TYPE_LIKE = ("type", "category", "genre", "kind", "class")
+KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred|the)\s+(kind|type|sort|genre|category|style)s?"
+                     r"\s+of\b", re.I)
+
+
+# MultiWOZ-style slot names ("train-leaveat"): the hint tables above key on SGD
+# slot-name tokens, and MultiWOZ names are run together ("leaveat", "bookpeople")
+# or shared between the two ends of a trip ("departure" is a place here, but also
+# "departure time"). Keyed on the part after "<domain>-"; each entry replaces the
+# generic own-token / NAME_HINTS / DIRECTION_HINTS weights for that slot. Only
+# names with a hyphen use it, and no SGD / SGD-X slot name has one.
+MWOZ_HINTS: dict[str, tuple[tuple[str, float], ...]] = {
+    "departure": (("departing from", 1.0), ("depart from", 1.0), ("leaving from", 1.0), ("leave from", 1.0),
+                  ("departure station", 0.9), ("departure location", 0.9), ("departure point", 0.9),
+                  ("starting from", 0.8), ("coming from", 0.8), ("from where", 0.8), ("where from", 0.8),
+                  ("pick you up", 0.8), ("picked up", 0.8), ("pick up", 0.7), ("departing", 0.6),
+                  ("departure", 0.6), ("origin", 0.6)),
+    "destination": (("destination", 1.0), ("where to", 0.8), ("going to", 0.8), ("headed", 0.7), ("heading", 0.7),
+                    ("travel to", 0.8), ("traveling to", 0.8), ("travelling to", 0.8), ("go to", 0.7),
+                    ("where are you going", 0.9), ("where would you like to go", 0.9), ("drop you off", 0.8),
+                    ("arriving at", 0.6), ("where", 0.6)),
+    "leaveat": (("departure time", 1.0), ("leaving time", 1.0), ("departure or arrival", 0.9),
+                ("arrival or departure", 0.9), ("leave by", 0.8), ("leave after", 0.9),
+                ("depart after", 0.9), ("leave", 0.6), ("leaving", 0.6), ("depart", 0.5), ("departure", 0.6),
+                ("what time", 0.5), ("when", 0.4)),
+    "arriveby": (("arrival time", 1.0), ("arrive by", 1.0), ("departure or arrival", 0.9), ("arrival or departure", 0.9),
+                 ("arrive", 0.6), ("arrival", 0.6), ("arriving", 0.6),
+                 ("get there", 0.6), ("be there", 0.6), ("what time", 0.5), ("when", 0.4)),
+    "bookday": (("what day", 0.8), ("which day", 0.8), ("day", 0.6), ("when", 0.4), ("date", 0.6)),
+    "day": (("what day", 0.8), ("which day", 0.8), ("day", 0.6), ("when", 0.4), ("date", 0.6)),
+    "bookpeople": (("how many people", 1.0), ("how many tickets", 1.0), ("how many guests", 1.0),
+                   ("for how many", 0.9), ("people", 0.6), ("tickets", 0.6), ("guests", 0.6), ("party", 0.6),
+                   ("how many", 0.5)),
+    "booktime": (("what time", 0.8), ("which time", 0.8), ("time", 0.8), ("when", 0.4)),
+    "bookstay": (("how many nights", 1.0), ("how many days", 0.9), ("how long", 0.8), ("nights", 0.8),
+                 ("staying", 0.4)),
+    "pricerange": (("price range", 1.0), ("price", 0.6), ("budget", 0.8), ("price point", 0.9)),
+    "price": (("price", 0.6), ("cost", 0.6), ("how much", 0.5), ("fare", 0.6)),
+    "area": (("area", 1.0), ("part of town", 1.0), ("side of town", 1.0), ("part of the city", 1.0),
+             ("location", 0.6), ("where", 0.4)),
+    "food": (("food", 1.0), ("cuisine", 1.0)),
+    "type": (("what type", 0.6), ("what kind", 0.6), ("which type", 0.6), ("kind of", 0.6), ("type", 0.6),
+             ("hotel or guesthouse", 1.0), ("guesthouse or hotel", 1.0), ("guesthouse or a hotel", 1.0),
+             ("hotel or a guesthouse", 1.0), ("car type", 1.0)),
+    "stars": (("stars", 1.0), ("star", 1.0), ("star rating", 1.0), ("rating", 0.6)),
+    "internet": (("internet", 1.0), ("wifi", 1.0), ("wi-fi", 1.0)),
+    "parking": (("parking", 1.0),),
+    "name": (("name", 0.6), ("which one", 0.4)),
+    "department": (("department", 1.0),),
+    "trainid": (("train id", 1.0), ("which train", 0.8)),
+}
+# In a sentence about a time ("a preferred departure or arrival time?"), a place
+# slot's weak words ("departure") do not count; its phrases ("departing from") do.
+MWOZ_TIME_EXCLUDED = {"departure", "destination"}
+# yes/no-shaped questions that ask for a value in MultiWOZ agents' phrasing
+MWOZ_ASK = re.compile(r"\b(?:in mind|preference|particular|specific|certain)\b", re.I)
+
+
+GENERIC_BOOL_WORDS = {"trip", "seating", "seat", "seats", "place", "unit", "service", "options", "option", "ticket",
+                      "room", "rooms", "visibility", "entry", "additional", "allowed", "good"}
+
+
+ASKING = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me (?:please )?if|"
+                    r"let me know if|check if|"
+                    r"does|do they|is there|are there|can you tell|what about)\b|^\s*(do|does|is|are|can|could|will)\b",
+                    re.I)
+
+
+ABOUT_IT = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(is|are|does|do|did|was|has|have)\s+(it|they|the|this|that|"
+                      r"these|those|there)\b|\b(how|what|which)\b.*\b(is|are)\s+(it|they|the)\b", re.I)
+# a question about the offer itself ("was that for 2 tickets?", "what is the price of one ticket?"); unlike
+# ABOUT_IT, "are there any three star hotels?" still asks for something with the value
+ABOUT_OFFER = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(?:is|are|was|were|does|do|did)\s+(?:it|they|that|this|these|"
+                         r"those)\b|\b(?:how|what)\b.*\b(?:is|are)\s+(?:it|they|the)\b|\b(?:is|was)\s+(?:that|it|this)\s*\?\s*$",
+                         re.I)
+
+
+IF_CLAUSE = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me (?:please )?if|"
+                       r"check if|see if|let me know if)\b|\bhow\b.*\b(is|are)\s*\?\s*$", re.I)
+
+
+COMMON_CAPS = set("""i i'm im i'd i'll i've yes no ok okay sure please thanks thank hi hello hey well also maybe
+actually make try something somewhere someplace anything anywhere preferably a an the what how can could would
+will find book search look get let it that this those these they there my me we our you your is are do does
+find please great good perfect nice cool awesome alright right fine and or but so then now just only one
+monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight january february march april
+may june july august september october november december""".split())
+
+
+MONEY_WORDS = ("amount", "price", "cost", "fare", "total", "rating", "balance")
+PLACE_WORDS = ("city", "location", "area", "where", "destination", "place")
+NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it|label it|title it|"
+                      r"(?:title|label|name) (?:the|my) \w+)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
+                      r"['\"]?(?=\s*(?:[.,!?]|$|\s(?:please|at|for|on|and|by|in)\b))", re.I)
+
+
+KIND_NOUN = re.compile(r"\b([A-Za-z][\w-]+)\s+(?:(?:type|kind|genre|sort)\s+of\s+)?(?:movies?|films?|food|cuisine|"
+                       r"music|songs?|events?|shows?|restaurants?|places?|tracks?)\b", re.I)
+NOT_A_KIND = {"good", "nice", "great", "some", "any", "a", "the", "new", "other", "few", "more", "best", "fun",
+              "interesting", "popular", "this", "that", "these", "those", "few", "online", "of", "for", "to", "see",
+              "watch", "find", "like", "love", "enjoy", "want", "any", "all", "many", "local", "cool", "my", "your",
+              "their", "its", "which", "what", "such", "similar", "different", "another", "one", "two", "three",
+              "me", "us", "them", "you", "it", "him", "her", "regular", "watch", "any"}

@@ -1,0 +1,64 @@
+"""Sentence segmentation and the sentence-level questions extractors ask (is this mention
+inside a question? which sentence holds this span?)."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from sage_core.data.types import Turn
+from sage_core.evaluator.text.lexicon import ABOUT_IT, ABOUT_OFFER, IF_CLAUSE, Span
+
+_SENT_RE = re.compile(r"[^.!?]*[.!?]?")
+
+
+def sentences(text: str) -> list[tuple[str, int]]:
+    """(sentence, start offset) pairs; a question mark ends a sentence."""
+    out = []
+    for m in _SENT_RE.finditer(text or ""):
+        s = m.group(0)
+        if s.strip():
+            out.append((s, m.start()))
+    return out
+
+
+def previous_agent_text(turn: Turn) -> str:
+    for u in reversed(turn.history):
+        if u.speaker == "agent":
+            return u.text
+    return ""
+
+
+def phrase_index(phrase: str, words: list[str]) -> Optional[int]:
+    p = phrase.split()
+    for i in range(len(words) - len(p) + 1):
+        if words[i:i + len(p)] == p:
+            return i
+    return None
+
+
+def sentence_of(text: str, span: Span) -> str:
+    for sent, off in sentences(text):
+        if off <= span[0] < off + len(sent):
+            return sent
+    return ""
+
+
+def sentence_start(text: str, pos: int) -> int:
+    for sent, off in sentences(text):
+        if off <= pos < off + len(sent):
+            return off
+    return 0
+
+
+def asks_about_offer(text: str, span: Span) -> bool:
+    sent = sentence_of(text, span)
+    return sent.rstrip().endswith("?") and bool(ABOUT_OFFER.search(sent)) and not re.search(
+        r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I)
+
+
+def is_question(text: str, span: Span) -> bool:
+    """The mention sits in a question about the offer ("is it expensive?"), so it asks rather than informs."""
+    sent = sentence_of(text, span)
+    if not sent.rstrip().endswith("?") or re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I):
+        return False
+    return bool(ABOUT_IT.search(sent) or IF_CLAUSE.search(sent))

@@ -1,0 +1,111 @@
+"""Which words signal a slot: own name tokens, hint words, value-type hints, description
+words, each weighted by how specific it is to the slot."""
+from __future__ import annotations
+
+from typing import Optional
+
+from sage_core.evaluator.text.lexicon import (
+    DIRECTION_HINTS,
+    GENERIC_BOOL_WORDS,
+    MWOZ_HINTS,
+    NAME_HINTS,
+    OPPOSITE_END,
+    STOP,
+    TYPE_HINTS,
+)
+from sage_core.evaluator.text.normalize import tokens
+from sage_core.specs.workflow import WorkflowSpec
+
+
+def _own_tokens(slot: str) -> list[str]:
+    """Content words of a slot name; 'to'/'from' only steer direction hints, never match alone."""
+    raw = tokens(slot.replace("_", " "))
+    own = [t for t in raw if t not in STOP]
+    return own or [t for t in raw if t not in ("of", "the", "a", "an", "to", "from", "is", "has")]
+
+
+def mwoz_suffix(slot: str) -> Optional[str]:
+    """``leaveat`` for ``train-leaveat``; None for names without a ``<domain>-`` prefix (SGD)."""
+    if "-" not in slot:
+        return None
+    return slot.split("-", 1)[1].lower() or None
+
+
+def _desc_stems(desc: str) -> list[str]:
+    """Content words of a slot description plus simple stems ("leaving" -> "leave", "arrival" -> "arrive")."""
+    out = []
+    for t in tokens(desc):
+        if t in STOP or len(t) <= 3 or t in ("whether", "user", "number", "name", "this", "that"):
+            continue
+        out.append(t)
+        for suf, rep in (("ing", "e"), ("ing", ""), ("al", "e"), ("ure", "")):
+            if t.endswith(suf) and len(t) - len(suf) >= 3:
+                out.append(t[:-len(suf)] + rep)
+    return out
+
+
+def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
+    """Words that signal a request for ``slot``, weighted by how specific they are to it.
+
+    Own name tokens count 1.0 when no other slot of the service shares them
+    (``time`` in appointment_time) and 0.45 when shared (``appointment``);
+    hint words count 0.6, value-type hints ("when", "how many") 0.4.
+    MultiWOZ-style names (``train-leaveat``) take their weights from
+    ``MWOZ_HINTS`` instead, plus description words and their stems (0.3).
+    """
+    suffix = mwoz_suffix(slot)
+    if suffix is not None and suffix in MWOZ_HINTS:
+        return _mwoz_keywords(spec, slot, suffix)
+    shared: dict[str, int] = {}
+    for other in spec.slots:
+        for t in set(_own_tokens(other)):
+            shared[t] = shared.get(t, 0) + 1
+    kws: dict[str, float] = {}
+    raw_name = set(tokens(slot.replace("_", " ")))
+
+    def put(k: str, w: float) -> None:
+        if kws.get(k, 0.0) < w:
+            kws[k] = w
+    for t in _own_tokens(slot):
+        w = 1.0 if shared.get(t, 0) <= 1 else 0.45
+        put(t, w)
+        if t.endswith("s") and len(t) > 3:
+            put(t[:-1], w)
+        for h in NAME_HINTS.get(t, ()):
+            if any(OPPOSITE_END.get(x) in raw_name and x not in raw_name for x in h.split()):
+                continue  # "check out" is no hint for check_in_date
+            put(h, 0.6 if w == 1.0 else 0.4)
+    first = tokens(slot.replace("_", " "))[:1]
+    for h in DIRECTION_HINTS.get(first[0] if first else "", ()):
+        put(h, 0.8 if " " in h else 0.5)
+    vt = spec.slots[slot].value_type if slot in spec.slots else "text"
+    for h in TYPE_HINTS.get(vt, ()):
+        put(h, 0.4)
+    desc = spec.slots[slot].description if slot in spec.slots else ""
+    for t in tokens(desc):
+        if t not in STOP and len(t) > 3 and t not in ("whether", "user", "number", "name", "this", "that"):
+            put(t, 0.3)
+    return sorted(kws.items())
+
+
+def _mwoz_keywords(spec: WorkflowSpec, slot: str, suffix: str) -> list[tuple[str, float]]:
+    kws: dict[str, float] = {}
+
+    def put(k: str, w: float) -> None:
+        if kws.get(k, 0.0) < w:
+            kws[k] = w
+    for h, w in MWOZ_HINTS[suffix]:
+        put(h, w)
+    dom = slot.split("-", 1)[0]
+    put(dom, 0.45)  # the domain word is shared by every slot of the service
+    desc = spec.slots[slot].description if slot in spec.slots else ""
+    for t in _desc_stems(desc):
+        if t != dom:
+            put(t, 0.3)
+    return sorted(kws.items())
+
+
+def bool_keywords(spec: WorkflowSpec, slot: str) -> list[str]:
+    """Words whose mention means the user talks about a yes/no slot (outdoor, laundry, insurance...)."""
+    return [k for k, w in slot_keywords(spec, slot) if w >= 0.6 and len(k) > 3 and " " not in k
+            and k not in GENERIC_BOOL_WORDS]

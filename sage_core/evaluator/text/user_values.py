@@ -1,0 +1,292 @@
+"""Values the user supplies in u_t, attributed to slots: schema values and their aliases,
+typed patterns (times, dates, numbers), booleans, dontcare and cue-anchored free text."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Optional
+
+from sage_core.data.types import Turn, UserValue
+from sage_core.evaluator.text.agent_acts import requested_slots
+from sage_core.evaluator.text.lexicon import (
+    ABOUT_IT,
+    ASKING,
+    COMMON_CAPS,
+    KIND_NOUN,
+    LEAD_NO,
+    MONEY_WORDS,
+    NAME_CUE,
+    NEGATED_AFTER,
+    NEGATION,
+    NOT_A_KIND,
+    PLACE_WORDS,
+    REJECTED_BEFORE,
+    TYPE_LIKE,
+    Span,
+)
+from sage_core.evaluator.text.normalize import (
+    VALUE_ALIASES,
+    clean_text,
+    find_dontcare,
+    find_in_text,
+    iter_dates,
+    iter_numbers,
+    iter_times,
+    tokens,
+    tokens_with_spans,
+    values_match,
+)
+from sage_core.evaluator.text.sentences import (
+    asks_about_offer,
+    is_question,
+    previous_agent_text,
+    sentence_of,
+    sentence_start,
+    sentences,
+)
+from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
+from sage_core.specs.workflow import WorkflowSpec
+
+
+def capitalised_runs(text: str) -> list[tuple[str, Span]]:
+    """Capitalised names in u_t ("Los Altos", "Nairobi, Kenya"), minus sentence-initial and common words."""
+    runs = []
+    starts = {off + len(sent) - len(sent.lstrip()) for sent, off in sentences(text)}
+    busy = [sp for _, sp in iter_dates(text)] + [sp for _, sp in iter_times(text)]
+    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:,\s*[A-Z]{2,3}\b|(?:\s+(?:(?:of|by|de|la|&|and)\s+)?(?:the\s+|a\s+|an\s+)?)[A-Z][\w'&.-]*)*", text):
+        words, pos = [], m.start()
+        for w in re.split(r"\s+", m.group(0)):
+            pos = text.find(w, pos)
+            words.append((w, pos))
+            pos += len(w)
+        while words and (words[0][0].strip(".,!?").lower() in COMMON_CAPS or
+                         (words[0][1] in starts and len(words) == 1)):
+            words = words[1:]
+        while words and words[-1][0].strip(".,!?").lower() in COMMON_CAPS | {"of", "the", "and", "&"}:
+            words = words[:-1]
+        if not words:
+            continue
+        a = words[0][1]
+        val = text[a:words[-1][1] + len(words[-1][0])].rstrip(".,!?")
+        if any(a < y and x < a + len(val) for x, y in busy):
+            continue
+        runs.append((val, (a, a + len(val))))
+    return runs
+
+
+def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
+    runs = capitalised_runs(text)
+    return runs[0] if len(runs) == 1 else None
+
+
+@lru_cache(maxsize=1)
+def _alias_words() -> frozenset[str]:
+    return frozenset(clean_text(a) for al in VALUE_ALIASES.values() for a in al)
+
+
+def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked: dict[str, float]
+                          ) -> list[tuple[str, str, Span, float]]:
+    """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
+    out = []
+    runs = capitalised_runs(text)
+    place = [s for s in slots if any(t in PLACE_WORDS for t in tokens(s.replace("_", " ")))
+             and not any(t in ("from", "to", "origin") for t in tokens(s.replace("_", " ")))]
+    names = [s for s in slots if any(t in ("name", "title") for t in tokens(s.replace("_", " ")))]
+    def having(words: tuple[str, ...]) -> list[str]:
+        return [s for s in slots if any(t in words for t in tokens(s.replace("_", " ")))]
+    cue_slots = {"from": having(("from", "origin")), "to": having(("to", "destination")),
+                 "by": having(("artist", "directed", "starring", "cast", "author", "singer")),
+                 "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
+                 "person": having(("receiver", "contact", "recipient", "friend"))}
+    aliases = _alias_words()
+    for val, (a, b) in runs:
+        if clean_text(val) in aliases:
+            continue  # "interested in Musical performance": a categorical value's alias, not a place or name
+        prev = [t for t in tokens(text[max(0, a - 30):a]) if t not in ("the", "a", "an")][-2:] or [""]
+        before = prev[-1]
+        target = None
+        if ABOUT_IT.search(sentence_of(text, (a, b))) and sentence_of(text, (a, b)).rstrip().endswith("?"):
+            continue
+        if before in ("in", "near", "around") and len(place) == 1:
+            target = place[0]
+        elif before in ("from",) and len(cue_slots["from"]) == 1:
+            target = cue_slots["from"][0]
+        elif (before in ("to", "visiting", "towards") or prev[-2:] == ["going", "to"]) and len(cue_slots["to"]) == 1:
+            target = cue_slots["to"][0]
+        elif before in ("to", "visiting", "towards") and not cue_slots["to"] and len(place) == 1:
+            target = place[0]
+        elif before in ("from", "to", "with", "pay", "send") and len(cue_slots["person"]) == 1:
+            target = cue_slots["person"][0]
+        elif before == "by" and len(cue_slots["by"]) == 1:
+            target = cue_slots["by"][0]
+        elif before in ("watch", "see") and len(cue_slots["watch"]) == 1:
+            target = cue_slots["watch"][0]
+        elif before in ("play", "hear") and len(cue_slots["play"]) == 1:
+            target = cue_slots["play"][0]
+        if target:
+            out.append((target, val, (a, b), 0.9 if target in asked else 0.6))
+            continue
+        for slot in slots:  # "album Joanne", "artist Lady Gaga"
+            own = [t for t, w in slot_keywords(spec, slot) if w >= 1.0 and " " not in t]
+            prev2 = tokens(text[max(0, a - 24):a])[-2:]
+            if own and any(t in own for t in prev2):
+                out.append((slot, val, (a, b), 0.6))
+                break
+    m = NAME_CUE.search(text)
+    if m and len(names) == 1:
+        out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
+    kinds = [s for s in slots if any(t in TYPE_LIKE for t in tokens(s.replace("_", " ")))]
+    km = next((m for m in KIND_NOUN.finditer(text) if m.group(1).lower() not in NOT_A_KIND), None)
+    if km and len(kinds) == 1:
+        out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
+    return out
+
+
+def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
+    """Values s_t wrote in this turn that u_t itself expresses: the tracker's reading of the user."""
+    out = []
+    for slot, v in turn.state_after.items():
+        if not v or turn.state_before.get(slot) == v or slot not in spec.slots:
+            continue
+        span = find_in_text(v, turn.user, spec.slots[slot].value_type)
+        if span:
+            out.append(UserValue(slot, v, span, 0.7))
+    return out
+
+
+def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> list[UserValue]:
+    """Values the user supplies in u_t, attributed to slots (helped by what the agent just asked)."""
+    text = turn.user
+    asked = {s: c for s, c, _ in requested_slots(previous_agent_text(turn), spec)}
+    intent = spec.intent_slots
+    found: dict[str, UserValue] = {}
+
+    def add(slot: str, value: str, span: Optional[Span], conf: float) -> None:
+        conf = round(min(conf, 0.95), 3)
+        old = found.get(slot)
+        longer = (old is not None and old.confidence == conf and span and old.span and span != old.span
+                  and span[0] <= old.span[0] and old.span[1] <= span[1])  # "conditionally refundable" > "refundable"
+        if conf >= floor and (old is None or old.confidence < conf or longer):
+            found[slot] = UserValue(slot, value, span, conf)
+
+    def attribute(slots: list[str], base_unique: float) -> list[tuple[str, float]]:
+        if not slots:
+            return []
+        req = [s for s in slots if s in asked]
+        if req:
+            return [(s, 0.9 / len(req)) if len(req) > 1 else (s, 0.9) for s in req]
+        if len(slots) == 1:
+            return [(slots[0], base_unique)]
+        return [(s, 0.4) for s in slots]
+
+    # categorical values named in the schema
+    by_value: dict[str, list[str]] = {}
+    for slot in intent + [s for s in spec.slots if s not in intent]:
+        sp = spec.slots[slot]
+        if sp.value_type in ("bool", "number") or not sp.possible_values:
+            continue
+        for pv in sp.possible_values:
+            if pv.lower() == "dontcare":
+                continue
+            span, base = find_in_text(pv, text, "categorical"), 0.8
+            if span is None:
+                for alias in VALUE_ALIASES.get(clean_text(pv), ()):
+                    span, base = find_in_text(alias, text, "text"), 0.6
+                    if span:
+                        break
+            if span and REJECTED_BEFORE.search(text[max(0, span[0] - 24):span[0]]):
+                continue  # "a flexible ticket instead of a value ticket": value is what the user does not want
+            if span and not is_question(text, span):
+                by_value.setdefault(pv, []).append(slot)
+                for slot_, conf in attribute([s for s in by_value[pv] if s in intent] or by_value[pv], base):
+                    add(slot_, pv, span, conf if base == 0.8 else min(conf, 0.7))
+    # typed patterns
+    typed = {"time": list(iter_times(text)), "date": list(iter_dates(text)), "number": list(iter_numbers(text))}
+    for vt, mentions in typed.items():
+        slots = [s for s in intent if spec.slots[s].value_type == vt]
+        if not mentions or not slots:
+            continue
+        for _, span in mentions[:1] if len(slots) == 1 else mentions:
+            raw = text[span[0]:span[1]]
+            if vt == "number" and asks_about_offer(text, span):
+                continue  # "was that for 2 tickets?" asks about the offer, it gives no value
+            base = 0.6
+            cands = slots
+            if vt == "number":
+                after = tokens(text[span[1]:span[1] + 24])[:2]
+                if after and after[0] in ("of",):
+                    after = after[1:]
+                noun = after[0] if after else ""
+                base = 0.75 if re.match(r"(people|persons|person|us|tickets?|seats?|rooms?|adults?|passengers?|"
+                                        r"nights?|days?|beds?|bedrooms?|baths?|bathrooms?|guests?|stars?)$",
+                                        noun) else 0.45
+                named = [s for s in slots if noun and any(k.startswith(noun[:4]) for k, w in
+                                                          slot_keywords(spec, s) if w >= 0.6)]
+                if len(named) == 1:
+                    cands, base = named, 0.8
+            elif raw.lower() in ("today", "tonight", "tomorrow"):
+                base = 0.45  # "that's all for today" is no date answer unless one was asked
+            if len(cands) > 1 and vt in ("date", "time"):
+                cue = " ".join(tokens(text[max(0, span[0] - 16):span[0]])[-2:])
+                ends = [s for s in cands if any(t in ("end", "return", "out", "inbound", "arrival") for t in
+                                               tokens(s.replace("_", " ")))]
+                if re.search(r"\b(until|till|through|to|back on|return on|out on)$", cue) and len(ends) == 1:
+                    cands, base = ends, 0.7
+                elif re.search(r"\b(from|starting|start|on|in on|leave on|leaving on)$", cue):
+                    starts_ = [s for s in cands if s not in ends]
+                    if len(starts_) == 1:
+                        cands, base = starts_, 0.6
+            for slot, conf in attribute(cands, base):
+                pv = spec.slots[slot].possible_values
+                if pv and not any(values_match(raw, p, vt) for p in pv):
+                    continue  # "six years back" is no year of the schema
+                if slot not in found:
+                    add(slot, raw, span, conf)
+            if len(cands) > 1 and not any(s in asked for s in cands):
+                break
+    # booleans: a slot keyword mentioned in a statement, or yes/no to a yes/no question about it
+    words = tokens(text)
+    for slot in intent:
+        sp = spec.slots[slot]
+        if sp.value_type != "bool" or slot in found:
+            continue
+        kws = bool_keywords(spec, slot)
+        hit = None
+        for tok, a, b in tokens_with_spans(text):
+            if any(tok.startswith(k[:6]) for k in kws):
+                hit = (tok, a, b)
+                break
+        if hit and not is_question(text, (hit[1], hit[2])) and not ASKING.search(
+                sentence_of(text, (hit[1], hit[2]))[:max(0, hit[1] - sentence_start(text, hit[1]))]):
+            before = LEAD_NO.sub("", text[max(sentence_start(text, hit[1]), hit[1] - 40):hit[1]])
+            negated = NEGATION.search(" ".join(tokens(before)[-4:])) or NEGATED_AFTER.search(text[hit[2]:hit[2] + 30])
+            val = "False" if negated else "True"
+            add(slot, val, (hit[1], hit[2]), 0.6)
+        elif not hit and slot in asked and words:
+            if words[0] in ("yes", "yeah", "yep", "sure", "definitely"):
+                add(slot, "True", None, 0.8)
+            elif words[0] in ("no", "nope", "nah"):
+                add(slot, "False", None, 0.8)
+    # dontcare for the slot the agent just asked about
+    dc = find_dontcare(text)
+    if dc and asked:
+        top = [s for s, c in asked.items() if c == max(asked.values())]
+        for s in top:
+            add(s, "dontcare", dc, 0.8 if len(top) == 1 else 0.55)
+    # free text anchored by cue words ("in Portland", "album Joanne", "titled Phone home")
+    text_slots = [s for s in intent if spec.slots[s].value_type == "text" and not spec.slots[s].possible_values]
+    for slot, val, span, conf in _anchored_text_values(text, spec, [s for s in text_slots if s not in found], asked):
+        if slot not in found and val.lower() not in {uv.value.lower() for uv in found.values()}:
+            add(slot, val, span, conf)
+    # free text: the one text slot the agent asked for, answered with the one remaining capitalised name
+    text_asked = [s for s in asked if spec.slots[s].value_type == "text" and s not in found
+                  and not any(t in MONEY_WORDS for t in tokens(s.replace("_", " ")))]
+    if len(text_asked) == 1:
+        taken = [uv.span for uv in found.values() if uv.span]
+        pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
+        aliases = _alias_words()
+        runs = [r for r in capitalised_runs(text) if r[0].lower() not in pvs and clean_text(r[0]) not in aliases
+                and not any(r[1][0] < b and a < r[1][1] for a, b in taken)]
+        if len(runs) == 1:
+            add(text_asked[0], runs[0][0], runs[0][1], 0.6)
+    return [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]

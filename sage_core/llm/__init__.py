@@ -1,0 +1,1 @@
+"""The OpenAI-compatible LLM client and the LLM-judge baselines."""

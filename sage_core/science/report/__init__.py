@@ -1,0 +1,1 @@
+"""The paper's comparison report: compute the numbers, render Markdown, draw plots, the CLI command."""

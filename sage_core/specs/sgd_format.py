@@ -1,0 +1,54 @@
+"""Reading an SGD-format ``schema.json`` (SGD, SGD-X, MultiWOZ 2.2 share it): one workflow
+per (service, intent). Generic: corpus-specific additions live in the corpus profiles."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sage_core.corpora.multiwoz.booking_overlay import apply_booking_overlay
+from sage_core.data.errors import SageInputError
+from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type, require_key
+from sage_core.specs.yaml_spec import load_workflow_spec
+
+
+def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
+    """SGD / SGD-X / MultiWOZ 2.2 ``schema.json``: one workflow per (service, intent)."""
+    path = str(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except FileNotFoundError:
+        raise SageInputError("schema file not found", file=path) from None
+    except json.JSONDecodeError as e:
+        raise SageInputError(f"malformed JSON ({e.msg} at line {e.lineno} column {e.colno})",
+                             file=path, line=e.lineno) from None
+    if isinstance(raw, dict) and "workflows" in raw:
+        return load_workflow_spec(path)
+    if not isinstance(raw, list) or not raw:
+        raise SageInputError("an SGD schema must be a non-empty JSON list of services", file=path)
+    specs: list[WorkflowSpec] = []
+    for i, svc in enumerate(raw):
+        where = f"service #{i}"
+        name = require_key(svc, "service_name", path, where)
+        slots = {}
+        for s in require_key(svc, "slots", path, f"service '{name}'"):
+            sname = require_key(s, "name", path, f"a slot of '{name}'")
+            cat = bool(s.get("is_categorical", False))
+            pv = [str(v) for v in s.get("possible_values", []) or []]
+            slots[sname] = SlotSpec(sname, s.get("description", ""), cat, pv,
+                                    infer_value_type(sname, cat, pv))
+        for it in require_key(svc, "intents", path, f"service '{name}'"):
+            iname = require_key(it, "name", path, f"an intent of '{name}'")
+            required = list(it.get("required_slots", []) or [])
+            optional = dict(it.get("optional_slots", {}) or {})
+            for s in required + list(optional):
+                if s not in slots:
+                    raise SageInputError(f"intent '{iname}' of '{name}' names slot '{s}' that the service does not define",
+                                         file=path, field="required_slots")
+            specs.append(WorkflowSpec(
+                id=f"{name}:{iname}", service=name, intent=iname,
+                description=it.get("description", ""), slots=slots,
+                required=required, optional={k: str(v) for k, v in optional.items()},
+                is_transactional=bool(it.get("is_transactional", False)),
+                result_slots=list(it.get("result_slots", []) or []), source=path))
+    return apply_booking_overlay(WorkflowRegistry(specs, source=path))  # MultiWOZ 2.2 only; no-op otherwise

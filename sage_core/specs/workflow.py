@@ -1,0 +1,144 @@
+"""Workflow specs W = (schema, required fields, legal-next ordering, outcome predicate) and
+the registry that holds one spec per (service, intent)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from sage_core.data.errors import SageInputError
+
+VALUE_TYPES = ("text", "time", "date", "number", "bool", "categorical")
+
+
+@dataclass
+class SlotSpec:
+    name: str
+    description: str = ""
+    is_categorical: bool = False
+    possible_values: list[str] = field(default_factory=list)
+    value_type: str = "text"  # one of VALUE_TYPES; drives normalisation
+
+
+@dataclass
+class WorkflowSpec:
+    """W for one (service, intent)."""
+
+    id: str  # "Service_1:Intent"
+    service: str
+    intent: str
+    description: str
+    slots: dict[str, SlotSpec]  # every slot of the service
+    required: list[str]  # F
+    optional: dict[str, str] = field(default_factory=dict)  # slot -> default
+    order: Optional[list[list[str]]] = None  # legal-next groups; None = any unfilled
+    outcome_slots: Optional[list[str]] = None  # O: these must be filled; None = F
+    is_transactional: bool = False
+    result_slots: list[str] = field(default_factory=list)
+    source: str = ""
+
+    # --- W's relations -------------------------------------------------
+    @property
+    def intent_slots(self) -> list[str]:
+        return list(dict.fromkeys(list(self.required) + list(self.optional)))
+
+    def has_slot(self, slot: str) -> bool:
+        return slot in self.slots
+
+    @staticmethod
+    def filled(state: dict[str, str], slot: str) -> bool:
+        v = state.get(slot)
+        return v is not None and str(v).strip() != ""
+
+    def legal_next(self, state: dict[str, str]) -> set[str]:
+        """Next(W, s): slots the agent may legally request in state s.
+
+        With an explicit ``order`` the first group that still has an unfilled
+        slot is legal; otherwise any unfilled required or optional slot is.
+        """
+        if self.order:
+            for group in self.order:
+                open_slots = {s for s in group if not self.filled(state, s)}
+                if open_slots:
+                    return open_slots
+            return set()
+        return {s for s in self.intent_slots if not self.filled(state, s)}
+
+    def missing_for_outcome(self, state: dict[str, str]) -> list[str]:
+        needed = self.outcome_slots if self.outcome_slots is not None else self.required
+        return [s for s in needed if not self.filled(state, s)]
+
+    def outcome(self, state: dict[str, str]) -> bool:
+        """O(s): the workflow may be confirmed/committed in state s."""
+        return not self.missing_for_outcome(state)
+
+    def describe_slot(self, slot: str) -> str:
+        spec = self.slots.get(slot)
+        if spec and spec.description:
+            return spec.description
+        return slot.replace("_", " ")
+
+
+class WorkflowRegistry:
+    """All workflows known to one evaluation run, keyed by workflow id."""
+
+    def __init__(self, specs: Iterable[WorkflowSpec] = (), source: str = ""):
+        self.specs: dict[str, WorkflowSpec] = {}
+        self.source = source
+        for s in specs:
+            self.specs[s.id] = s
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __contains__(self, wid: str) -> bool:
+        return wid in self.specs
+
+    def __iter__(self):
+        return iter(self.specs.values())
+
+    def merge(self, other: "WorkflowRegistry") -> "WorkflowRegistry":
+        out = WorkflowRegistry(list(self.specs.values()) + list(other.specs.values()),
+                               source=";".join(x for x in (self.source, other.source) if x))
+        return out
+
+    def get(self, wid: str, *, file: Optional[str] = None, line: Optional[int] = None) -> WorkflowSpec:
+        if wid not in self.specs:
+            known = ", ".join(sorted(self.specs)[:8])
+            more = "" if len(self.specs) <= 8 else f" (and {len(self.specs) - 8} more)"
+            raise SageInputError(f"unknown workflow '{wid}'; the schema defines {known}{more}",
+                                 file=file, line=line, field="workflow")
+        return self.specs[wid]
+
+    def services(self) -> list[str]:
+        return sorted({s.service for s in self.specs.values()})
+
+
+# --- value types -----------------------------------------------------------
+_BOOL_VALUES = {"true", "false"}
+
+
+def infer_value_type(name: str, is_categorical: bool, possible_values: list[str]) -> str:
+    low = name.lower()
+    pv = [str(v).lower() for v in possible_values]
+    if pv and set(pv) <= _BOOL_VALUES | {"dontcare"}:
+        return "bool"
+    if pv and all(re.fullmatch(r"\d+", v) for v in pv if v != "dontcare"):
+        return "number"
+    if re.search(r"(^|_)(time|leaveat|arriveby|leave|arrive)($|_)", low) or low.endswith("time"):
+        return "time"
+    if re.search(r"(^|_)(date|day)($|_)", low) or low.endswith("date"):
+        return "date" if not is_categorical else "categorical"
+    if re.search(r"(number|num|count|seats|people|stay|rooms)", low) and not is_categorical \
+            and "phone" not in low:
+        return "number"
+    if is_categorical:
+        return "categorical"
+    return "text"
+
+
+# --- SGD-format schema -----------------------------------------------------
+def require_key(obj: dict, key: str, path: str, where: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise SageInputError(f"missing '{key}' in {where}", file=path, field=key)
+    return obj[key]
