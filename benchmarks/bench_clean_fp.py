@@ -38,9 +38,9 @@ def main(argv=None) -> int:
     if not data.is_dir():
         print(f"SGD test split not found at {data}; nothing to measure")
         return 0
-    from sage_core import CascadeConfig, Evaluator, load_sgd_dialogues, load_sgd_schema
+    from sage_core import CascadeConfig, Evaluator, load_schema, load_sgd_dialogues
 
-    registry = load_sgd_schema(str(data / "schema.json"))
+    registry = load_schema(str(data / "schema.json"))
     turns = list(load_sgd_dialogues(str(data), registry))
     sample = turns if args.n <= 0 or args.n >= len(turns) else random.Random(args.seed).sample(turns, args.n)
     if not args.annotated:

@@ -19,7 +19,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sage_core import AgentAct, Turn, UserValue, Utterance, WorkflowRegistry, load_sgd_schema
+from sage_core import (
+    AgentAct,
+    Turn,
+    UserValue,
+    Utterance,
+    WorkflowRegistry,
+    load_schema,
+)
 
 SGD_TEST = REPO.parent / "shared" / "data" / "sgd" / "test"
 PSEUDO_SLOTS = {"intent", "count", ""}
@@ -62,7 +69,7 @@ def quick_sgd_turns(folder: Path, registry: WorkflowRegistry, limit: int | None 
 
 def load_turns(n: int):
     """~n SGD turns: the injected 280-turn slice when the science modules exist, else clean loader turns."""
-    registry = load_sgd_schema(SGD_TEST / "schema.json")
+    registry = load_schema(SGD_TEST / "schema.json")
     try:
         from sage_core import build_slice
         from sage_core import load_turns as corpus_turns

@@ -74,7 +74,12 @@ def main(argv=None) -> int:
         return 0
     import logging
     logging.disable(logging.INFO)  # the loader logs its statistics; we print our own
-    from sage_core import CascadeConfig, Evaluator, load_multiwoz_schema, load_system_outputs
+    from sage_core import (
+        CascadeConfig,
+        Evaluator,
+        load_multiwoz_schema,
+        load_system_outputs,
+    )
 
     registry = load_multiwoz_schema(schema)  # schema_2.2.json + the booking overlay (PC needs required slots)
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
@@ -115,7 +120,7 @@ def main(argv=None) -> int:
               + "; criteria fired/compiled: "
               + ", ".join(f"{c} {cls_crit.get(c, 0)}/{compiled.get(c, 0)}" for c in ("IUV", "WNF", "PC", "UV")))
         print(f"   routing ({n_crit} criteria): " + ", ".join(
-            f"{st} {stages.get(st, 0) / max(n_crit, 1):.1%}" for st in ("S1", "S2", "S3", "none")))
+            f"{st} {stages.get(st, 0) / max(n_crit, 1):.1%}" for st in ROUTING_STAGES))
         flagged = [(t, v) for t, v in zip(turns, vs) if v.predicted_failure]
         if dump:
             for t, v in flagged:

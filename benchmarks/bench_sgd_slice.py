@@ -30,7 +30,14 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from sage_core import bootstrap_ci, build_slice, load_turns, per_class_recall, prf
+from sage_core import (
+    ROUTING_STAGES,
+    bootstrap_ci,
+    build_slice,
+    load_turns,
+    per_class_recall,
+    prf,
+)
 
 
 def mark(ok: bool) -> str:
@@ -161,7 +168,7 @@ def main(argv=None) -> int:
           f"(tp {m['tp']}, fp {m['fp']}, fn {m['fn']}); undecided turns {undecided}")
     print("per-class recall: " + ", ".join(f"{c} {'—' if r is None else f'{r:.3f}'}" for c, r in rec.items()))
     print(f"routing ({n_crit} criteria, {n_crit / len(sl):.2f}/turn): "
-          + ", ".join(f"{s} {stages.get(s, 0) / max(n_crit, 1):.1%}" for s in ("S1", "S2", "S3", "none")))
+          + ", ".join(f"{s} {stages.get(s, 0) / max(n_crit, 1):.1%}" for s in ROUTING_STAGES))
     print(f"time: cold {cold:.2f} s, warm {warm:.2f} s for {len(sl)} turns ({1000 * warm / len(sl):.2f} ms/turn warm); "
           f"new evaluator in the warm process {fresh:.2f} s ({1000 * fresh / len(sl):.2f} ms/turn)")
     print(f"[{mark(f1 >= 0.90)}] F1 >= 0.90 (got {f1:.3f})")

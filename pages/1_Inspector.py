@@ -8,7 +8,7 @@ import json
 
 import streamlit as st
 
-from sage_core import TurnLabel, get_settings
+from sage_core import ROUTING_STAGES, TurnLabel, get_settings
 from ui import render, runs, table
 from ui.errors import guard
 from ui.session import current_slice, slice_caption
@@ -28,7 +28,7 @@ def _filters(df) -> table.Filters:
             verdicts=c[0].multiselect("Verdict", ["failure", "acceptable", "undecided"], key="f_verdict"),
             golds=c[1].multiselect("Gold", ["failure", "acceptable", "none"], key="f_gold"),
             classes=c[2].multiselect("Failure class", ["IUV", "WNF", "PC", "UV"], key="f_class"),
-            stages=c[3].multiselect("Deciding stage", ["S1", "S2", "S3", "none"], key="f_stage"),
+            stages=c[3].multiselect("Deciding stage", list(ROUTING_STAGES), key="f_stage"),
             errors=c[4].selectbox("Show", table.ERROR_FILTERS, key="f_errors"),
         )
     return f

@@ -27,7 +27,7 @@ _API = {
     "Criterion": "sage_core.data.types", "Verdict": "sage_core.data.types",
     "CriterionTrace": "sage_core.data.types", "RepairSignal": "sage_core.data.types",
     "TurnVerdict": "sage_core.data.types", "FailureClass": "sage_core.data.types",
-    "Decision": "sage_core.data.types", "Stage": "sage_core.data.types", "TurnLabel": "sage_core.data.types",
+    "Decision": "sage_core.data.types", "Stage": "sage_core.data.types", "ROUTING_STAGES": "sage_core.data.types", "TurnLabel": "sage_core.data.types",
     "SageInputError": "sage_core.data.errors", "ModelUnavailableError": "sage_core.data.errors",
     "Settings": "sage_core.data.settings", "get_settings": "sage_core.data.settings",
     "read_slice": "sage_core.data.slice_io", "read_slice_bytes": "sage_core.data.slice_io",
@@ -40,6 +40,7 @@ _API = {
     "SlotSpec": "sage_core.specs.workflow", "WorkflowSpec": "sage_core.specs.workflow",
     "WorkflowRegistry": "sage_core.specs.workflow", "load_workflows": "sage_core.specs.loading",
     "load_sgd_schema": "sage_core.specs.sgd_format", "load_workflow_spec": "sage_core.specs.yaml_spec",
+    "load_schema": "sage_core.corpora.schemas", "CorpusProfile": "sage_core.data.profile",
     # corpora
     "load_corpus": "sage_core.corpora", "detect_kind": "sage_core.corpora",
     "load_registry_for_slice": "sage_core.corpora", "LoadedTurns": "sage_core.corpora.common",

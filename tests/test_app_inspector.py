@@ -63,7 +63,7 @@ def test_extracted_turn_shows_abstaining_stage_and_highlighted_span(demo_verdict
     trace = next(d.value for d in at.dataframe if "decided by" in d.value.columns)
     # S1 decides only annotated evidence: on an unannotated turn it abstains and S2 decides
     assert (trace["abstained"].str.contains("S1")).any()
-    assert "S2" in set(trace["decided by"])
+    assert {"S2-symbolic", "S2-encoder"} & set(trace["decided by"])
     assert 'class="sage-span"' in _md(at)
     assert "the compiler extracted the evidence" in "\n".join(c.value for c in at.caption)
 
@@ -106,7 +106,7 @@ def test_filters_are_pure_and_combine():
 
     df = pd.DataFrame([
         {"turn_id": "a", "verdict": "failure", "gold": "acceptable", "gold class": "", "fired": "PC",
-         "stages": "S1,S2", "outcome": "FP"},
+         "stages": "S1,S2-symbolic", "outcome": "FP"},
         {"turn_id": "b", "verdict": "acceptable", "gold": "failure", "gold class": "UV", "fired": "",
          "stages": "S1", "outcome": "FN"},
         {"turn_id": "c", "verdict": "undecided", "gold": "failure", "gold class": "IUV", "fired": "",
@@ -114,7 +114,7 @@ def test_filters_are_pure_and_combine():
     ])
     assert list(table.apply(df, table.Filters(classes=["PC"]))["turn_id"]) == ["a"]
     assert list(table.apply(df, table.Filters(errors="false negatives"))["turn_id"]) == ["b", "c"]
-    assert list(table.apply(df, table.Filters(stages=["S2"]))["turn_id"]) == ["a"]
+    assert list(table.apply(df, table.Filters(stages=["S2-symbolic"]))["turn_id"]) == ["a"]
     assert list(table.apply(df, table.Filters(golds=["failure"], errors="undecided"))["turn_id"]) == ["c"]
     assert table.apply(df, table.Filters(verdicts=["failure"], golds=["failure"])).empty
 

@@ -7,6 +7,8 @@ import pytest
 
 from sage_core.data.errors import SageInputError
 from sage_core.data.types import AgentAct, FailureClass, Turn, UserValue, Utterance
+from sage_core.corpora.multiwoz.profile import MULTIWOZ_PROFILE
+from sage_core.corpora.sgd.profile import SGD_PROFILE
 from sage_core.evaluator.compile import compile_turn
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
 
@@ -164,9 +166,9 @@ def mwoz(shared_data):
     return load_multiwoz_schema(shared_data / "multiwoz" / "schema_2.2.json")
 
 
-def require_key(text, spec):
+def _requested(text, spec):
     from sage_core.evaluator.text.agent_acts import requested_slots
-    return {s: c for s, c, _ in requested_slots(text, spec)}
+    return {s: c for s, c, _ in requested_slots(text, spec, profile=MULTIWOZ_PROFILE)}
 
 
 @pytest.mark.parametrize("text,slot", [
@@ -181,14 +183,14 @@ def require_key(text, spec):
     ("how many tickets do you need?", "train-bookpeople"),
 ])
 def test_mwoz_train_requests(mwoz, text, slot):
-    got = require_key(text, mwoz.get("train:find_train"))
+    got = _requested(text, mwoz.get("train:find_train"))
     assert list(got) == [slot] and got[slot] >= 0.5
 
 
 def test_mwoz_departure_time_is_not_the_departure_place(mwoz):
-    got = require_key("do you have a preferred departure or arrival time ?", mwoz.get("train:find_train"))
+    got = _requested("do you have a preferred departure or arrival time ?", mwoz.get("train:find_train"))
     assert set(got) == {"train-leaveat", "train-arriveby"}  # C: was train-departure at 0.75
-    got = require_key("where are you departing from and what time would you like to leave?", mwoz.get("train:find_train"))
+    got = _requested("where are you departing from and what time would you like to leave?", mwoz.get("train:find_train"))
     assert set(got) == {"train-departure", "train-leaveat"}
 
 
@@ -212,7 +214,7 @@ def test_mwoz_departure_time_is_not_the_departure_place(mwoz):
     ("restaurant:find_restaurant", "would you like me to book it ?", set()),
 ])
 def test_mwoz_requests_other_domains(mwoz, wid, text, slots):
-    assert set(require_key(text, mwoz.get(wid))) == slots
+    assert set(_requested(text, mwoz.get(wid))) == slots
 
 
 def _mwoz_turn(wid, agent, before, after, tid="pmul1:2", meta=None):
@@ -244,7 +246,7 @@ def test_mwoz_pc_fires_on_booking_with_empty_booking_slots(mwoz):
     spec = mwoz.get("restaurant:book_restaurant")
     st = {"restaurant-food": "indian", "restaurant-area": "centre"}
     t = _mwoz_turn(spec.id, "i have booked you at [value_name] . your reference number is [value_reference] .", st, st)
-    pcs = _pc(compile_turn(t, spec))
+    pcs = _pc(compile_turn(t, spec, profile=MULTIWOZ_PROFILE))
     assert len(pcs) == 1 and pcs[0].args["missing"] == ["restaurant-bookday", "restaurant-bookpeople",
                                                         "restaurant-booktime"]
     v = Evaluator(mwoz, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(t)
@@ -259,7 +261,7 @@ def test_mwoz_pc_fires_on_booking_with_empty_booking_slots(mwoz):
 def test_mwoz_booking_notices_are_confirmations(mwoz, agent):
     spec = mwoz.get("restaurant:book_restaurant")
     st = {"restaurant-food": "indian"}
-    pcs = _pc(compile_turn(_mwoz_turn(spec.id, agent, st, st), spec))
+    pcs = _pc(compile_turn(_mwoz_turn(spec.id, agent, st, st), spec, profile=MULTIWOZ_PROFILE))
     assert len(pcs) == 1 and pcs[0].args["acts"] == ["NOTIFY_SUCCESS"] and pcs[0].args["missing"]
 
 
@@ -271,28 +273,28 @@ def test_mwoz_pc_does_not_fire_when_booking_slots_are_filled(mwoz):
     after = {**before, "restaurant-bookday": "saturday", "restaurant-bookpeople": "2", "restaurant-booktime": "11:00"}
     t = _mwoz_turn(spec.id, "i have booked you at [value_name] . your reference number is [value_reference] .",
                    before, after)
-    pcs = _pc(compile_turn(t, spec))
+    pcs = _pc(compile_turn(t, spec, profile=MULTIWOZ_PROFILE))
     assert len(pcs) == 1 and pcs[0].args["missing"] == []
     v = Evaluator(mwoz, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate_turn(t)
     assert "PC" not in v.fired_classes
     # taxi: departure and destination are required (the leaveat/arriveby either-or is not expressible)
     taxi = mwoz.get("taxi:book_taxi")
     st = {"taxi-departure": "cambridge", "taxi-destination": "ely"}
-    assert _pc(compile_turn(_mwoz_turn(taxi.id, "i have booked you a [value_car] .", st, st), taxi))[0].args["missing"] == []
+    assert _pc(compile_turn(_mwoz_turn(taxi.id, "i have booked you a [value_car] .", st, st), taxi, profile=MULTIWOZ_PROFILE))[0].args["missing"] == []
 
 
 def test_uncertain_workflow_drops_extracted_requests(mwoz):
     spec = mwoz.get("restaurant:find_restaurant")
     st = {"restaurant-area": "north", "restaurant-pricerange": "cheap"}
     agent = "what area would you like to stay in ?"
-    sure = compile_turn(_mwoz_turn(spec.id, agent, st, st), spec)
+    sure = compile_turn(_mwoz_turn(spec.id, agent, st, st), spec, profile=MULTIWOZ_PROFILE)
     assert [c.args["slot"] for c in sure if c.type == FailureClass.WNF] == ["restaurant-area"]
-    unsure = compile_turn(_mwoz_turn(spec.id, agent, st, st, meta={"workflow_confidence": 0.5}), spec)
+    unsure = compile_turn(_mwoz_turn(spec.id, agent, st, st, meta={"workflow_confidence": 0.5}), spec, profile=MULTIWOZ_PROFILE)
     assert not [c for c in unsure if c.type == FailureClass.WNF]
     # annotated acts are taken as given
     t = _mwoz_turn(spec.id, agent, st, st, meta={"workflow_confidence": 0.5})
     t.agent_acts = [AgentAct("REQUEST", "restaurant-area")]
-    assert [c.args["slot"] for c in compile_turn(t, spec) if c.type == FailureClass.WNF] == ["restaurant-area"]
+    assert [c.args["slot"] for c in compile_turn(t, spec, profile=MULTIWOZ_PROFILE) if c.type == FailureClass.WNF] == ["restaurant-area"]
 
 
 # --- text-only extraction: causes of false positives on clean SGD turns -------------------------
@@ -308,7 +310,7 @@ def _spec(slots, required, sid="Svc_1:Do"):
 def _uvs(spec, user, agent_before=""):
     hist = [Utterance("agent", agent_before)] if agent_before else []
     t = Turn("d1:1", "d1", spec.id, hist, user, "", {}, {}, None, None, None)
-    return {uv.slot: uv.value for uv in extract_user_values(t, spec)}
+    return {uv.slot: uv.value for uv in extract_user_values(t, spec, profile=SGD_PROFILE)}
 
 
 def test_numbers_in_questions_about_the_offer_are_no_user_values():
@@ -345,9 +347,9 @@ def test_event_type_aliases_show_and_musical():
 def test_check_in_question_is_no_check_out_request():
     spec = _spec([_slot("where_to", "Location of the house"), _slot("check_in_date", "Check in date"),
                   _slot("check_out_date", "Check out date")], ["where_to", "check_in_date", "check_out_date"])
-    got = {s for s, _, _ in requested_slots("When will you check in?", spec)}
+    got = {s for s, _, _ in requested_slots("When will you check in?", spec, profile=SGD_PROFILE)}
     assert "check_out_date" not in got and "check_in_date" in got
-    got = {s for s, _, _ in requested_slots("When do you want to check out?", spec)}
+    got = {s for s, _, _ in requested_slots("When do you want to check out?", spec, profile=SGD_PROFILE)}
     assert "check_in_date" not in got and "check_out_date" in got
 
 
@@ -391,16 +393,16 @@ def test_a_categorical_alias_is_no_free_text_answer():
 def test_yes_no_question_without_question_mark_asks_for_the_bool_slot():
     spec = _spec([_slot("car_type", "Type of car"), _slot("add_insurance", "Whether to add insurance", ["True", "False"])],
                  ["car_type", "add_insurance"])
-    assert [s for s, _, _ in requested_slots("Do you want to add insurance", spec)] == ["add_insurance"]
+    assert [s for s, _, _ in requested_slots("Do you want to add insurance", spec, profile=SGD_PROFILE)] == ["add_insurance"]
     assert _uvs(spec, "No, that's fine thank", agent_before="Do you want to add insurance") == {"add_insurance": "False"}
 
 
 def test_check_out_question_is_no_request_for_the_only_check_in_slot():
     spec = _spec([_slot("location", "City of the hotel"), _slot("check_in_date", "Check in date"),
                   _slot("stay_length", "Length of stay in days")], ["location", "check_in_date", "stay_length"])
-    got = {s for s, _, _ in requested_slots("When will you check out?", spec)}
+    got = {s for s, _, _ in requested_slots("When will you check out?", spec, profile=SGD_PROFILE)}
     assert "check_in_date" not in got
-    assert "check_in_date" in {s for s, _, _ in requested_slots("When will you check in?", spec)}
+    assert "check_in_date" in {s for s, _, _ in requested_slots("When will you check in?", spec, profile=SGD_PROFILE)}
 
 
 def test_cheapest_ride_is_a_pool_ride():

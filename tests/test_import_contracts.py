@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,39 @@ def test_the_checker_sees_violations_inside_functions_and_relative_imports(tmp_p
     probe.write_text("def f():\n    from ...science import statistics\n    import streamlit as st\n")
     found = [m for _, m in imported_modules(probe, package=["sage_core", "evaluator", "verify"])]
     assert "sage_core.science" in found and "streamlit" in found
+
+
+CORPUS_NAMES = re.compile(r"multiwoz|mwoz|\babcd\b|\bsgd\b|schema-guided|tau-bench|tau_bench", re.I)
+
+
+def test_no_corpus_name_in_the_evaluator():
+    """Corpus knowledge lives in sage_core/corpora/<corpus>/profile.py, not in generic code (comments included)."""
+    bad = [f"{p.relative_to(REPO)}:{i}: {line.strip()[:80]}" for p in py("sage_core/evaluator")
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if CORPUS_NAMES.search(line)]
+    assert bad == []
+
+
+def test_specs_name_no_corpus_beyond_the_sgd_file_format():
+    """specs/ may name the SGD *file format* it reads; no corpus tables, no MultiWOZ / ABCD / tau-bench knowledge."""
+    no_format = re.compile(r"multiwoz|mwoz|\babcd\b|tau-bench|tau_bench", re.I)
+    bad = [f"{p.relative_to(REPO)}:{i}" for p in py("sage_core/specs")
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if no_format.search(line) and "share it" not in line and "SGD / SGD-X / MultiWOZ 2.2" not in line]
+    assert bad == []
+
+
+ENTRY_POINTS = ("sage_core/cli/", "/cli.py", "sage_core/data/settings.py")
+
+
+def test_only_entry_points_read_the_environment():
+    """Library constructors take their parameters; only CLI commands (and the app) call get_settings / os.environ."""
+    reads = re.compile(r"get_settings\(\)|os\.environ(?:\.get)?\(|os\.environ\[|os\.getenv\(")
+    bad = []
+    for p in py("sage_core"):
+        rel = str(p.relative_to(REPO))
+        if any(e in "/" + rel for e in ENTRY_POINTS):
+            continue
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+            if reads.search(line) and "os.environ.setdefault" not in line:
+                bad.append(f"{rel}:{i}: {line.strip()[:80]}")
+    assert bad == []

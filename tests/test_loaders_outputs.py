@@ -10,12 +10,13 @@ from sage_core.corpora.system_outputs.loader import load_system_outputs
 from sage_core.data.errors import SageInputError
 from sage_core.data.slice_io import read_slice, validate_against
 from sage_core.data.types import StateDiff
+from sage_core.corpora.schemas import load_schema
 from sage_core.specs.sgd_format import load_sgd_schema
 
 
 @pytest.fixture(scope="module")
 def mwoz_registry(shared_data):
-    return load_sgd_schema(shared_data / "multiwoz" / "schema_2.2.json")
+    return load_schema(shared_data / "multiwoz" / "schema_2.2.json")
 
 
 @pytest.mark.parametrize("system", ["pptod", "ubar", "soloist"])

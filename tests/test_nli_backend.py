@@ -8,6 +8,7 @@ import transformers  # noqa: E402
 
 from sage_core.data.errors import ModelUnavailableError
 from sage_core.data.types import AgentAct, UserValue
+from sage_core.data.settings import Settings
 from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from sage_core.evaluator.verify.s2_encoders import NLIBackend, load_nli, nli_margins
 from tests.test_compiler import REGISTRY, make_turn  # noqa: E402
@@ -55,15 +56,13 @@ def models(tmp_path_factory):
 
 def test_label_order_read_from_config(models, monkeypatch):
     a, b = models
-    monkeypatch.setenv("SAGE_NLI_MODEL_DIR", str(a))
-    _, ent, con, used = load_nli()
+    _, ent, con, used = load_nli(str(a))
     assert (ent, con, used) == (0, 2, str(a))
-    ma = np.array(nli_margins(PAIRS))
+    ma = np.array(nli_margins(PAIRS, str(a)))
     np.testing.assert_allclose(ma, manual_margins(a, 0, 2), atol=1e-5)
-    monkeypatch.setenv("SAGE_NLI_MODEL_DIR", str(b))
-    _, ent, con, _ = load_nli()
+    _, ent, con, _ = load_nli(str(b))
     assert (ent, con) == (1, 0)
-    mb = np.array(nli_margins(PAIRS))
+    mb = np.array(nli_margins(PAIRS, str(b)))
     np.testing.assert_allclose(mb, manual_margins(b, 1, 0), atol=1e-5)
     # same weights, different id2label: an assumed fixed order would give the same numbers
     assert not np.allclose(ma, mb, atol=1e-4)
@@ -72,14 +71,15 @@ def test_label_order_read_from_config(models, monkeypatch):
 
 def test_evaluator_runs_the_nli_backend(models, monkeypatch):
     a, _ = models
+    # the entry points' wiring: SAGE_NLI_MODEL_DIR read into Settings, passed into the config explicitly
     monkeypatch.setenv("SAGE_NLI_MODEL_DIR", str(a))
-    ev = Evaluator(REGISTRY, CascadeConfig.named("sage-core", s2_backend="nli"))
+    ev = Evaluator(REGISTRY, CascadeConfig.from_settings("sage-core", Settings(), s2_backend="nli"))
     assert ev.s2_backend_name == f"nli: {a}"
     t = make_turn("I feel like sci fi.", "Okay.", {}, {"category": "science fiction"},
                   [UserValue("category", "sci fi")], [AgentAct("REQUEST", "location")])
     v = ev.evaluate_turn(t)
     tr = [x for x in v.traces if x.criterion.type.value == "IUV"][0]
-    assert tr.attempts[-1].stage.value == "S2" and v.s2_backend == f"nli: {a}"
+    assert tr.attempts[-1].stage.value == "S2-encoder" and v.s2_backend == f"nli: {a}"
     # the NLI margin of the paraphrase pair decides (or abstains below tau): check it is that number
     backend = NLIBackend(model=str(a))
     pair = backend.paraphrase_margin_pair("science fiction", "sci fi", REGISTRY.get(t.workflow).describe_slot("category"))
@@ -91,10 +91,13 @@ def test_evaluator_runs_the_nli_backend(models, monkeypatch):
 
 def test_missing_model_dir_names_the_path(tmp_path, monkeypatch):
     missing = tmp_path / "no-such-model"
-    monkeypatch.setenv("SAGE_NLI_MODEL_DIR", str(missing))
     with pytest.raises(ModelUnavailableError) as e:
-        NLIBackend().load()
+        NLIBackend(model=str(missing)).load()
     assert str(missing) in str(e.value) and "SAGE_NLI_MODEL_DIR" in str(e.value)
+    monkeypatch.setenv("SAGE_NLI_MODEL_DIR", str(missing))  # the same through the entry points' settings
+    with pytest.raises(ModelUnavailableError) as e:
+        Evaluator(REGISTRY, CascadeConfig.from_settings("sage-core", Settings(), s2_backend="nli")).s2
+    assert str(missing) in str(e.value)
 
 
 def test_unloadable_hub_model_is_a_clear_error(monkeypatch):

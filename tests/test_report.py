@@ -54,8 +54,8 @@ def verdicts(name, ts, flip, rng, conf=True, cost=0.0, stages=None):
 def setup():
     rng = np.random.default_rng(0)
     ts = turns()
-    sage = {"sage-core": verdicts("sage-core", ts, {0, 7}, rng, stages=["S1", "S1", "S2"]),
-            "no_s1": verdicts("no_s1", ts, {0, 7, 9, 12, 30}, rng, stages=["S2", "none"]),
+    sage = {"sage-core": verdicts("sage-core", ts, {0, 7}, rng, stages=["S1", "S1", "S2-symbolic"]),
+            "no_s1": verdicts("no_s1", ts, {0, 7, 9, 12, 30}, rng, stages=["S2-symbolic", "none"]),
             "no_s2": verdicts("no_s2", ts, {0, 7, 8, 10}, rng, stages=["S1", "none"])}
     base = {"geval": verdicts("geval", ts, set(range(0, 60, 5)), rng, cost=0.002),
             "direct": verdicts("direct", ts, set(range(1, 60, 4)), rng, conf=False, cost=0.001)}
@@ -97,7 +97,7 @@ def test_ablation_routing_selective(setup):
     assert rows["no_S3"]["f1"] == rows["full"]["f1"] and "no_S3 = full" in rows["no_S3"]["note"]
     assert rows["no_S1"]["delta"] < 0
     r = d.routing["sage-core"]
-    assert r["shares"]["S1"] == pytest.approx(2 / 3) and r["shares"]["S2"] == pytest.approx(1 / 3)
+    assert r["shares"]["S1"] == pytest.approx(2 / 3) and r["shares"]["S2-symbolic"] == pytest.approx(1 / 3)
     assert r["criteria_per_turn"] == 3
     assert d.routing["no_s1"]["shares"]["none"] == pytest.approx(0.5)
     # selective: the two errors have the lowest confidence, so F1@90 % is perfect
@@ -239,7 +239,7 @@ def test_ablation_p_values_are_holm_adjusted(setup):
 def test_text_only_table(setup):
     ts, sage, base = setup
     rng = np.random.default_rng(1)
-    text = verdicts("sage-core", ts, {0, 7, 11, 14, 22}, rng, stages=["S2", "S2", "none"])  # 3 more errors
+    text = verdicts("sage-core", ts, {0, 7, 11, 14, 22}, rng, stages=["S2-symbolic", "S2-encoder", "none"])  # 3 more errors
     d = build_report(ts, sage, base, n_resamples=400, text_only=text)
     to = d.text_only
     assert to["name"] == "sage-core (text-only)"  # renamed: it would clash with the annotated row

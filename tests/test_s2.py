@@ -41,8 +41,8 @@ def test_clean_text_only_turn_passes_with_paraphrased_values(ev):
     assert v.label.value == "acceptable"
     # S1 was tried first and abstained on the extracted evidence; S2 decided
     tr = f[("IUV", "time")]
-    assert [a.stage for a in tr.attempts] == [Stage.S1, Stage.S2] and tr.attempts[0].decision == Decision.ABSTAIN
-    assert tr.final.stage == Stage.S2
+    assert [a.stage for a in tr.attempts] == [Stage.S1, Stage.S2_SYMBOLIC] and tr.attempts[0].decision == Decision.ABSTAIN
+    assert tr.final.stage == Stage.S2_SYMBOLIC
 
 
 def test_iuv_caught_from_text(ev):
@@ -50,7 +50,7 @@ def test_iuv_caught_from_text(ev):
                   {"location": "San Jose"}, {"location": "San Jose", "number_of_seats": "2"},
                   [("agent", "What time, and how many people?")])
     v, f = finals(ev, t)
-    assert f[("IUV", "time")].final.decision == Decision.TRUE and f[("IUV", "time")].final.stage == Stage.S2
+    assert f[("IUV", "time")].final.decision == Decision.TRUE and f[("IUV", "time")].final.stage == Stage.S2_SYMBOLIC
     assert v.label.value == "failure"
 
 
@@ -83,7 +83,7 @@ def test_wnf_and_pc_from_text_cues(ev):
     st = {"location": "San Jose", "restaurant_name": "Sushi Taro"}
     t = text_only("Thanks.", "Which city would you like to eat in?", st, st)
     v, f = finals(ev, t)
-    assert f[("WNF", "location")].final.decision == Decision.TRUE and f[("WNF", "location")].final.stage == Stage.S2
+    assert f[("WNF", "location")].final.decision == Decision.TRUE and f[("WNF", "location")].final.stage == Stage.S2_SYMBOLIC
     pc = text_only("Sushi Taro please.", "Great, I have booked your table at Sushi Taro.", {"location": "San Jose"},
                    {"location": "San Jose", "restaurant_name": "Sushi Taro"})
     v, f = finals(ev, pc)
@@ -99,12 +99,13 @@ def test_minilm_paraphrase_check_on_written_value(ev):
                      [UserValue("category", "sci-fi")], [AgentAct("REQUEST", "location")])
     _, f = finals(ev, same)
     tr = f[("IUV", "category")]
-    assert tr.attempts[0].decision == Decision.ABSTAIN and tr.final.stage == Stage.S2
+    assert tr.attempts[0].decision == Decision.ABSTAIN and tr.final.stage == Stage.S2_ENCODER
     assert tr.final.decision == Decision.FALSE
     other = make_turn("I feel like Mexican.", "Okay.", {}, {"category": "Sushi"},
                       [UserValue("category", "Mexican")], [AgentAct("REQUEST", "location")])
     _, f = finals(ev, other)
     assert f[("IUV", "category")].final.decision == Decision.TRUE
+    assert f[("IUV", "category")].final.stage == Stage.S2_ENCODER  # a model decided, and the trace says so
 
 
 def test_margins_on_minus_one_to_one_and_tau_abstains():

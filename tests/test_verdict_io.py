@@ -95,7 +95,7 @@ def test_mixed_evaluators_and_missing_turns_rejected(tmp_path):
 
 
 def test_sage_turn_verdict_dicts_and_in_memory_agree(tmp_path):
-    tvs = [_tv("t1", TurnLabel.FAILURE, 1.0), _tv("t2", TurnLabel.ACCEPTABLE, 0.4, Stage.S2, Decision.FALSE),
+    tvs = [_tv("t1", TurnLabel.FAILURE, 1.0), _tv("t2", TurnLabel.ACCEPTABLE, 0.4, Stage.S2_ENCODER, Decision.FALSE),
            _tv("t3", TurnLabel.UNDECIDED, 0.0, Stage.NONE, Decision.ABSTAIN)]
     f = tmp_path / "sage.jsonl"
     f.write_text("".join(json.dumps(v.to_dict()) + "\n" for v in tvs))
@@ -105,7 +105,7 @@ def test_sage_turn_verdict_dicts_and_in_memory_agree(tmp_path):
     assert a.labels == b.labels
     assert a.confidence == b.confidence
     assert a.classes == b.classes == {"t1": ["UV"]}
-    assert a.stages == b.stages == {"t1": ["S1"], "t2": ["S2"], "t3": ["none"]}
+    assert a.stages == b.stages == {"t1": ["S1"], "t2": ["S2-encoder"], "t3": ["none"]}
     assert a.s2_backend == b.s2_backend == "offline (test)"
     assert b.confidences(["t1", "t2", "t3"]) == [1.0, 0.4, 0.0]
 

@@ -19,7 +19,7 @@ from sage_core import (
     Turn,
     WorkflowRegistry,
     dumps_turn,
-    load_workflows,
+    load_schema,
     read_slice,
     read_slice_bytes,
     validate_against,
@@ -87,7 +87,7 @@ def content_hash(turns: Sequence[Turn], registry: WorkflowRegistry) -> str:
 
 def _slice_with_schema(turns: list[Turn], schema_path: Path, name: str) -> LoadedSlice:
     """Our JSONL turns validated against a schema file (every workflow and slot must exist)."""
-    registry = load_workflows(schema_path)
+    registry = load_schema(schema_path)
     validate_against(turns, registry, name)
     return LoadedSlice(name=name, kind="slice", turns=turns, registry=registry)
 
@@ -139,7 +139,7 @@ def _upload_slice(name: str, data: bytes, schema: Optional[tuple[str, bytes]]) -
         spath = Path(tmp) / Path(schema[0]).name
         spath.write_bytes(schema[1])
         try:
-            registry = load_workflows(spath)
+            registry = load_schema(spath)
         except SageInputError as e:
             raise _renamed(e, tmp) from None
     registry.source = schema[0]

@@ -58,21 +58,19 @@ class RunResult:
 
 def settings_key() -> tuple:
     """The settings that change verdicts (tau, floors, models, endpoint): part of every cache key."""
-    import os
-
     from sage_core import get_settings
 
     s = get_settings()
-    return (s.tau, s.extraction_floor, s.nli_model, s.nli_model_dir, os.environ.get("SAGE_NLI_MODEL_DIR"),
-            s.llm_model, s.llm_base_url)
+    return (s.tau, s.extraction_floor, s.nli_model, s.nli_model_dir, s.llm_model, s.llm_base_url)
 
 
 @st.cache_resource(show_spinner=False)
 def _evaluator(registry_key: str, config: str, backend: str, settings: tuple, _registry):
     """One evaluator per (workflows, config, backend); models load lazily inside, once."""
-    from sage_core import CascadeConfig, Evaluator
+    from sage_core import CascadeConfig, Evaluator, get_settings
 
-    return Evaluator(_registry, CascadeConfig.named(config, s2_backend=backend))
+    s = get_settings()  # the app is an entry point: it reads the environment and passes the values in
+    return Evaluator.from_settings(_registry, CascadeConfig.from_settings(config, s, s2_backend=backend), s)
 
 
 @st.cache_resource(show_spinner=False)

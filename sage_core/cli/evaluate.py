@@ -8,11 +8,14 @@ classification metrics is printed to stdout.
 from __future__ import annotations
 
 import json
+from collections import Counter
 import os
 import sys
 from pathlib import Path
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.types import ROUTING_STAGES
+from sage_core.data.settings import get_settings
 
 
 def add_arguments(p) -> None:
@@ -41,12 +44,12 @@ def _progress(n: int, quiet: bool):
 def run(args) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sage_core.corpora.schemas import load_schema
     from sage_core.data.slice_io import read_slice, validate_against
-    from sage_core.specs.loading import load_workflows
 
     if args.tau is not None and not 0 <= args.tau < 1:
         raise SageInputError(f"--tau must be in [0, 1), got {args.tau}", field="tau")
-    registry = load_workflows(args.schema)
+    registry = load_schema(args.schema)
     turns = read_slice(args.slice)
     validate_against(turns, registry, file=args.slice)
 
@@ -57,8 +60,9 @@ def run(args) -> int:
             validate_turn(t, registry.get(t.workflow))
         except SageInputError as e:
             raise SageInputError(e.detail, file=args.slice, line=getattr(t, "_line", None), field=e.field) from None
-    cfg = CascadeConfig.named(args.config, s2_backend=args.s2, tau=args.tau)
-    ev = Evaluator(registry, cfg)
+    settings = get_settings()  # the entry point reads the environment; the library gets plain arguments
+    cfg = CascadeConfig.from_settings(args.config, settings, s2_backend=args.s2, tau=args.tau)
+    ev = Evaluator.from_settings(registry, cfg, settings)
     update, bar = _progress(len(turns), args.quiet)
     try:
         verdicts = ev.evaluate(turns, progress=update)
@@ -74,8 +78,12 @@ def run(args) -> int:
     labels: dict[str, int] = {}
     for v in verdicts:
         labels[v.label.value] = labels.get(v.label.value, 0) + 1
+    stages = Counter(tr.final.stage.value for v in verdicts for tr in v.traces)
+    n_crit = sum(stages.values())
+    routing = ", ".join(f"{s} {stages.get(s, 0) / n_crit:.1%}" for s in ROUTING_STAGES) if n_crit else "no criteria"
     print(f"wrote {len(verdicts)} verdicts to {out} (config {cfg.name}, S2 {ev.s2_backend_name}; "
-          + ", ".join(f"{k} {n}" for k, n in sorted(labels.items())) + ")", file=sys.stderr)
+          + ", ".join(f"{k} {n}" for k, n in sorted(labels.items())) + f"; routing of {n_crit} criteria: {routing})",
+          file=sys.stderr)
     if any(t.gold is not None for t in turns):
         from sage_core.science.metrics import classification_metrics
         m = classification_metrics(verdicts, turns)

@@ -100,12 +100,12 @@ def _abcd_registry(ontology: Path) -> WorkflowRegistry:
 
 def load_registry_for_slice(schema_path: str | Path) -> WorkflowRegistry:
     """A slice's workflows: an SGD-format schema, our YAML spec, or an ABCD ontology (kb beside it)."""
-    from sage_core.specs.loading import load_workflows
+    from sage_core.corpora.schemas import load_schema
 
     sp = Path(schema_path)
     if sp.suffix == ".json" and _is_abcd_ontology(sp):
         return _abcd_registry(sp)
-    return load_workflows(sp)
+    return load_schema(sp)
 
 
 def _need_schema(schema: Optional[Path], kind: str, hint: str) -> Path:
@@ -121,7 +121,7 @@ def load_corpus(kind: Optional[str], path: str | Path,
     The returned list is a ``LoadedTurns`` whose ``stats`` says what was skipped
     or could not be mapped.
     """
-    from sage_core.specs.sgd_format import load_sgd_schema
+    from sage_core.corpora.schemas import load_schema
 
     p = Path(path)
     kind = kind or detect_kind(p)
@@ -140,11 +140,11 @@ def load_corpus(kind: Optional[str], path: str | Path,
         from sage_core.corpora.sgd.loader import load_sgd_dialogues
 
         schema = schema or _near(p, ("schema.json",))
-        registry = load_sgd_schema(_need_schema(schema, kind, "schema.json was not found beside the dialogues"))
+        registry = load_schema(_need_schema(schema, kind, "schema.json was not found beside the dialogues"))
         return load_sgd_dialogues(p, registry), registry
     if kind in ("multiwoz22", "multiwoz24", "mwoz-outputs"):
         schema = schema or _near(p, ("schema.json", "schema_2.2.json"))
-        registry = load_sgd_schema(_need_schema(schema, kind, "the MultiWOZ 2.2 schema.json"))
+        registry = load_schema(_need_schema(schema, kind, "the MultiWOZ 2.2 schema.json"))
         if kind == "multiwoz22":
             from sage_core.corpora.multiwoz.loader import load_multiwoz22
             return load_multiwoz22(p, registry), registry

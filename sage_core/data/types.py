@@ -30,10 +30,16 @@ class Decision(str, Enum):
 class Stage(str, Enum):
     """Where in the cascade a criterion was decided."""
 
-    S1 = "S1"  # symbolic rules over diff and schema
-    S2 = "S2"  # encoder / NLI
+    S1 = "S1"  # symbolic rules over diff and schema (annotated evidence)
+    S2 = "S2"  # the S2 tier of a cascade config; its verdicts carry one of the two stages below
+    S2_SYMBOLIC = "S2-symbolic"  # S2's model-free checks: typed equality, exact span match, named margins
+    S2_ENCODER = "S2-encoder"  # S2's model decisions: MiniLM paraphrase score or NLI margin
     S3 = "S3"  # focused single-criterion LLM
     NONE = "none"  # every stage abstained
+
+
+# Where criteria are decided, in cascade order: the routing table's columns (reports, Home, Inspector).
+ROUTING_STAGES = ("S1", "S2-symbolic", "S2-encoder", "S3", "none")
 
 
 class TurnLabel(str, Enum):

@@ -13,13 +13,21 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from sage_core.data.errors import ModelUnavailableError
-from sage_core.data.settings import get_settings
-from sage_core.data.types import Criterion, CriterionTrace, Decision, Stage, Turn, TurnVerdict, Verdict
+from sage_core.data.types import (
+    Criterion,
+    CriterionTrace,
+    Decision,
+    Stage,
+    Turn,
+    TurnVerdict,
+    Verdict,
+)
 from sage_core.evaluator.aggregate import aggregate
-from sage_core.evaluator.compile import compile_with_evidence
+from sage_core.evaluator.compile import DEFAULT_EXTRACTION_FLOOR, compile_with_evidence
 from sage_core.evaluator.repair import repairs
 from sage_core.evaluator.verify.s1 import TurnContext, verify_s1
-from sage_core.evaluator.verify.s2_encoders import GroundingBackend, make_backend
+from sage_core.evaluator.verify.s2_encoders import make_backend
+from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend
 from sage_core.specs.workflow import WorkflowRegistry, WorkflowSpec
 
 CONFIG_STAGES = {
@@ -37,9 +45,9 @@ OPEN_CLASS_DEFAULT = ("free_text_slot", "extracted")
 class CascadeConfig:
     name: str = "sage-core"
     stages: tuple[Stage, ...] = CONFIG_STAGES["sage-core"]
-    s2_backend: str = "offline"
-    tau: float = 0.20
-    extraction_floor: float = 0.5
+    s2_backend: str = "offline"  # "offline" (embedded MiniLM + span grounding) | "nli" (cross-encoder)
+    tau: float = DEFAULT_TAU  # S2 abstains when |margin| < tau
+    extraction_floor: float = DEFAULT_EXTRACTION_FLOOR  # evidence below this confidence compiles nothing
     s3_open_class: tuple[str, ...] = OPEN_CLASS_DEFAULT
     nli_model: Optional[str] = None
     chunk_size: int = 64  # turns per S2 batch in evaluate()
@@ -47,12 +55,19 @@ class CascadeConfig:
     @classmethod
     def named(cls, name: str, s2_backend: Optional[str] = None, tau: Optional[float] = None,
               **kw: Any) -> "CascadeConfig":
+        """A named config (sage-core, sage-llm, no_s1, no_s2); unset parameters keep their documented defaults."""
         if name not in CONFIG_STAGES:
             raise ValueError(f"unknown config '{name}' (use one of {', '.join(CONFIG_STAGES)})")
-        s = get_settings()
-        return cls(name=name, stages=CONFIG_STAGES[name], s2_backend=s2_backend or s.s2_backend,
-                   tau=s.tau if tau is None else float(tau),
-                   extraction_floor=kw.pop("extraction_floor", s.extraction_floor), **kw)
+        return cls(name=name, stages=CONFIG_STAGES[name], s2_backend=s2_backend or "offline",
+                   tau=DEFAULT_TAU if tau is None else float(tau), **kw)
+
+    @classmethod
+    def from_settings(cls, name: str, settings: Any, s2_backend: Optional[str] = None,
+                      tau: Optional[float] = None) -> "CascadeConfig":
+        """For entry points: a named config with the values of a ``Settings`` object (explicit arguments win)."""
+        return cls.named(name, s2_backend=s2_backend or settings.s2_backend,
+                         tau=settings.tau if tau is None else tau, extraction_floor=settings.extraction_floor,
+                         nli_model=settings.nli_model_dir or settings.nli_model)
 
 
 def is_open_class(c: Criterion, spec: WorkflowSpec, open_class: tuple[str, ...]) -> bool:
@@ -107,19 +122,20 @@ class Evaluator:
             return "none"
         return self.s2.name
 
+    @classmethod
+    def from_settings(cls, registry: WorkflowRegistry, config: CascadeConfig, settings: Any) -> "Evaluator":
+        """For entry points: the S3 stage (sage-llm) is built from the settings' LLM endpoint when one is set."""
+        s3 = None
+        if Stage.S3 in config.stages and settings.llm_api_key:
+            from sage_core.evaluator.verify.s3 import S3Verifier
+            s3 = S3Verifier.from_settings(settings)
+        return cls(registry, config, s3=s3)
+
     @property
     def s3(self) -> Any:
-        """The LLM stage (sage-llm only), imported lazily so SAGE-Core never needs it."""
+        """The LLM stage (sage-llm only): given to the constructor, never read from the environment here."""
         if self._s3 is None:
-            s = get_settings()
-            if not s.llm_api_key:
-                raise ModelUnavailableError("S3 not configured: set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY")
-            try:
-                from sage_core.evaluator.verify.s3 import S3Verifier
-            except ImportError as e:
-                raise ModelUnavailableError(f"S3 not available ({e}); set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY "
-                                            "and install the LLM stage") from None
-            self._s3 = S3Verifier.from_settings()
+            raise ModelUnavailableError("S3 not configured: set SAGE_LLM_BASE_URL/SAGE_LLM_API_KEY")
         return self._s3
 
     # --- evaluation -----------------------------------------------------------------
@@ -142,12 +158,13 @@ class Evaluator:
     def _evaluate_chunk(self, turns: list[Turn]) -> list[TurnVerdict]:
         stages = self.config.stages
         work: list[_Work] = []
+        profile = self.registry.profile
         for turn in turns:  # compile + S1
             t0 = time.perf_counter()
             w = _Work(turn)
             spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
-            w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor)
-            w.ctx = TurnContext(turn, spec, uvs, acts)
+            w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, profile)
+            w.ctx = TurnContext(turn, spec, uvs, acts, profile)
             for c in w.criteria:
                 att: list[Verdict] = []
                 final = None

@@ -27,17 +27,35 @@ from __future__ import annotations
 from typing import Optional
 
 from sage_core.data.errors import SageInputError
-from sage_core.data.settings import get_settings
-from sage_core.data.types import AgentAct, Criterion, FailureClass, StateDiff, Turn, UserValue
+from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
+from sage_core.data.types import (
+    AgentAct,
+    Criterion,
+    FailureClass,
+    StateDiff,
+    Turn,
+    UserValue,
+)
 from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
-from sage_core.evaluator.text.normalize import find_in_text, normalize, tokens, tokens_with_spans
+from sage_core.evaluator.text.normalize import (
+    find_in_text,
+    normalize,
+    tokens,
+    tokens_with_spans,
+)
 from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
-from sage_core.evaluator.text.user_values import extract_user_values, grounded_user_values
+from sage_core.evaluator.text.user_values import (
+    extract_user_values,
+    grounded_user_values,
+)
 from sage_core.specs.workflow import WorkflowSpec
 
+# Evidence (annotated or extracted) below this confidence compiles no criterion: dropped rather than guessed.
+DEFAULT_EXTRACTION_FLOOR = 0.5
 REQUEST_ACTS = {"REQUEST"}
 CONFIRM_ACTS = {"CONFIRM", "NOTIFY_SUCCESS"}
-PSEUDO_SLOTS = {"intent", "count"}  # SGD act slots that are not schema slots (unless the schema has them)
+# act-annotation slots (OFFER_INTENT, INFORM_COUNT) that are not schema slots (unless the schema has them)
+PSEUDO_SLOTS = {"intent", "count"}
 
 
 def _line(turn: Turn) -> Optional[int]:
@@ -65,7 +83,8 @@ def info_state(turn: Turn, user_values: list[UserValue]) -> dict[str, str]:
     return st
 
 
-def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct]) -> set[str]:
+def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct],
+                    profile: CorpusProfile = EMPTY_PROFILE) -> set[str]:
     """Slots whose s_t value the reply itself states (a CONFIRM act, or the value in the text).
 
     A value the user accepted from an earlier offer reaches s_t without a user
@@ -78,7 +97,7 @@ def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct]) -> set
             continue
         vt = spec.slots[slot].value_type
         if vt == "bool":  # "without insurance", "with outdoor seating"
-            kws = bool_keywords(spec, slot)
+            kws = bool_keywords(spec, slot, profile)
             if any(w.startswith(k[:6]) for k in kws for w in agent_words):
                 out.add(slot)
         elif find_in_text(v, turn.agent, vt):
@@ -92,10 +111,10 @@ def legal_state(turn: Turn) -> dict[str, str]:
     return {k: v for k, v in turn.state_before.items() if k not in removed}
 
 
-def _slot_span(text: str, spec: WorkflowSpec, slot: str) -> Optional[tuple[int, int]]:
+def _slot_span(text: str, spec: WorkflowSpec, slot: str, profile: CorpusProfile) -> Optional[tuple[int, int]]:
     words = tokens_with_spans(text)
     seq = [w for w, _, _ in words]
-    for kw, _ in sorted(slot_keywords(spec, slot), key=lambda x: -x[1]):
+    for kw, _ in sorted(slot_keywords(spec, slot, profile), key=lambda x: -x[1]):
         p = kw.split()
         for i in range(len(seq) - len(p) + 1):
             if seq[i:i + len(p)] == p:
@@ -112,20 +131,19 @@ def validate_turn(turn: Turn, spec: WorkflowSpec) -> None:
     _check_slots(spec, turn.agent_acts or [], "agent_acts", turn, allow_pseudo=True)
 
 
-def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
-                  ) -> tuple[list[UserValue], list[AgentAct]]:
+def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
+                  profile: CorpusProfile = EMPTY_PROFILE) -> tuple[list[UserValue], list[AgentAct]]:
     """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent."""
-    floor = get_settings().extraction_floor if floor is None else floor
     if turn.user_values is not None:
         _check_slots(spec, turn.user_values, "user_values", turn, allow_pseudo=False)
         uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
     else:
-        uvs = extract_user_values(turn, spec, floor)
+        uvs = extract_user_values(turn, spec, floor, profile)
     if turn.agent_acts is not None:
         _check_slots(spec, turn.agent_acts, "agent_acts", turn, allow_pseudo=True)
         acts = [a for a in turn.agent_acts if a.confidence >= floor]
     else:
-        acts = extract_agent_acts(turn, spec, floor)
+        acts = extract_agent_acts(turn, spec, floor, profile)
         wconf = workflow_confidence(turn)
         if wconf < 1.0:
             acts = [a if a.act not in REQUEST_ACTS else AgentAct(a.act, a.slot, a.value, round(a.confidence * wconf, 3))
@@ -143,16 +161,18 @@ def workflow_confidence(turn: Turn) -> float:
     return min(1.0, max(0.0, w))
 
 
-def compile_turn(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None) -> list[Criterion]:
+def compile_turn(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
+                 profile: CorpusProfile = EMPTY_PROFILE) -> list[Criterion]:
     """All criteria for one turn, in a fixed order: IUV, WNF, PC, UV."""
-    return compile_with_evidence(turn, spec, floor)[0]
+    return compile_with_evidence(turn, spec, floor, profile)[0]
 
 
-def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float] = None
+def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
+                          profile: CorpusProfile = EMPTY_PROFILE
                           ) -> tuple[list[Criterion], list[UserValue], list[AgentAct]]:
     """``compile_turn`` plus the user values / agent acts it compiled from (for the verifiers)."""
     validate_turn(turn, spec)
-    uvs, acts = turn_evidence(turn, spec, floor)
+    uvs, acts = turn_evidence(turn, spec, floor, profile)
     diff = StateDiff.between(turn.state_before, turn.state_after)
     out: list[Criterion] = []
     seen: dict[str, int] = {}
@@ -194,7 +214,7 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
             cid("WNF", a.slot), FailureClass.WNF,
             {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
              "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)},
-            "agent", _slot_span(turn.agent, spec, a.slot),
+            "agent", _slot_span(turn.agent, spec, a.slot, profile),
             f"the agent requests {a.slot}, which is not a legal next field"))
     # PC: one per turn with a confirmation / success act
     confirms = [a for a in acts if a.act in CONFIRM_ACTS]
@@ -203,7 +223,7 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: Optional[float]
         known = info_state(turn, uvs if turn.user_values is not None else uvs + grounded_user_values(turn, spec))
         if turn.user_values is None and not (turn.user or "").strip():
             known.update({k: v for k, v in turn.state_after.items() if v is not None and str(v).strip()})
-        stated = stated_in_reply(turn, spec, acts)
+        stated = stated_in_reply(turn, spec, acts, profile)
         untracked = set((turn.meta or {}).get("untracked_slots") or [])
         missing = [m for m in spec.missing_for_outcome(known) if m not in stated]
         unknown = [m for m in missing if m in untracked]

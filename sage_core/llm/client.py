@@ -183,14 +183,14 @@ class LLMClient:
         self._client_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, model: Optional[str] = None, *, strong: bool = False, base_url: Optional[str] = None,
+    def from_settings(cls, settings: Any, model: Optional[str] = None, *, strong: bool = False,
+                      base_url: Optional[str] = None,
                       api_key: Optional[str] = None, cache_dir: Optional[str] = None,
                       prices: Optional[Union[PriceTable, str, Path]] = None, **kw) -> "LLMClient":
-        """Client configured from ``SAGE_*`` settings; explicit arguments win."""
-        from sage_core.data.settings import get_settings
-        s = get_settings()
+        """Client configured from a ``Settings`` object (the entry point read it); explicit arguments win."""
+        s = settings
         table = dict(DEFAULT_PRICES)
-        price_file = getattr(s, "llm_price_file", None) or os.environ.get(PRICE_FILE_ENV)
+        price_file = getattr(s, "llm_price_file", None)
         if price_file:
             table.update(load_price_file(price_file))
         if isinstance(prices, (str, Path)):

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sage_core.data.types import Turn, TurnVerdict
+from sage_core.data.types import ROUTING_STAGES, Turn, TurnVerdict
 from sage_core.science.statistics import prf
 
 
@@ -34,7 +34,7 @@ def classification_metrics(verdicts: list[TurnVerdict], turns: list[Turn]) -> di
         d["n"] += 1
         d["hit"] += int(v.predicted_failure)
     per_class_recall = {k: round(d["hit"] / d["n"], 4) for k, d in sorted(per_class.items())}
-    stages = {"S1": 0, "S2": 0, "S3": 0, "none": 0}
+    stages = {s: 0 for s in ROUTING_STAGES}
     for v in verdicts:
         for tr in v.traces:
             stages[tr.final.stage.value] = stages.get(tr.final.stage.value, 0) + 1

@@ -236,9 +236,9 @@ def load_turns(corpus: str, dialogues: str, schema: Optional[str]) -> tuple[list
     if corpus == "sgd":
         if not schema:
             raise SageInputError("--schema is required for --corpus sgd", field="schema")
+        from sage_core.corpora.schemas import load_schema
         from sage_core.corpora.sgd.loader import load_sgd_dialogues
-        from sage_core.specs.sgd_format import load_sgd_schema
-        registry = load_sgd_schema(schema)
+        registry = load_schema(schema)
         return list(load_sgd_dialogues(dialogues, registry)), registry
     try:
         from sage_core.corpora import load_corpus

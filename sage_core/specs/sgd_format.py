@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sage_core.corpora.multiwoz.booking_overlay import apply_booking_overlay
 from sage_core.data.errors import SageInputError
-from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type, require_key
+from sage_core.specs.workflow import (
+    SlotSpec,
+    WorkflowRegistry,
+    WorkflowSpec,
+    infer_value_type,
+    require_key,
+)
 from sage_core.specs.yaml_spec import load_workflow_spec
 
 
@@ -51,4 +56,6 @@ def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
                 required=required, optional={k: str(v) for k, v in optional.items()},
                 is_transactional=bool(it.get("is_transactional", False)),
                 result_slots=list(it.get("result_slots", []) or []), source=path))
-    return apply_booking_overlay(WorkflowRegistry(specs, source=path))  # MultiWOZ 2.2 only; no-op otherwise
+    registry = WorkflowRegistry(specs, source=path)
+    registry.format = "sgd-schema"
+    return registry

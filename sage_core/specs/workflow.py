@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 
 VALUE_TYPES = ("text", "time", "date", "number", "bool", "categorical")
 
@@ -82,9 +83,12 @@ class WorkflowSpec:
 class WorkflowRegistry:
     """All workflows known to one evaluation run, keyed by workflow id."""
 
-    def __init__(self, specs: Iterable[WorkflowSpec] = (), source: str = ""):
+    def __init__(self, specs: Iterable[WorkflowSpec] = (), source: str = "",
+                 profile: CorpusProfile = EMPTY_PROFILE):
         self.specs: dict[str, WorkflowSpec] = {}
         self.source = source
+        self.profile = profile  # the corpus's lexical knowledge; attached by sage_core.corpora
+        self.format = ""  # the spec reader that built it: "sgd-schema", "spec-yaml" or "" (built in code)
         for s in specs:
             self.specs[s.id] = s
 
@@ -99,7 +103,8 @@ class WorkflowRegistry:
 
     def merge(self, other: "WorkflowRegistry") -> "WorkflowRegistry":
         out = WorkflowRegistry(list(self.specs.values()) + list(other.specs.values()),
-                               source=";".join(x for x in (self.source, other.source) if x))
+                               source=";".join(x for x in (self.source, other.source) if x), profile=self.profile)
+        out.format = self.format
         return out
 
     def get(self, wid: str, *, file: Optional[str] = None, line: Optional[int] = None) -> WorkflowSpec:

@@ -68,4 +68,6 @@ def load_workflow_spec(path: str | Path) -> WorkflowRegistry:
                                   outcome_slots=outcome_slots,
                                   is_transactional=bool(w.get("transactional", True)),
                                   source=path))
-    return WorkflowRegistry(specs, source=path)
+    registry = WorkflowRegistry(specs, source=path)
+    registry.format = "spec-yaml"
+    return registry

@@ -27,7 +27,12 @@ from typing import Optional
 
 from sage_core.corpora.common import read_json
 from sage_core.data.errors import SageInputError
-from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+from sage_core.specs.workflow import (
+    SlotSpec,
+    WorkflowRegistry,
+    WorkflowSpec,
+    infer_value_type,
+)
 
 NEEDED = {"validate-purchase": 3, "verify-identity": 3}  # default: 1 field completes an action
 

@@ -2,9 +2,9 @@
 
 ``schema_2.2.json`` lists no required slots for any intent, so the outcome
 predicate O always holds and premature confirmation could never fire. The
-booking overlay (documented in ``sage_core.corpora.multiwoz.loader``) is applied by
-``sage_core.specs.sgd_format.load_sgd_schema`` itself, so every caller that loads the
-schema sees the same workflows.
+booking overlay (documented in ``sage_core.corpora.multiwoz.loader``) is the MultiWOZ
+profile's schema overlay, applied by ``sage_core.corpora.schemas.load_schema``, so every
+caller that loads the schema sees the same workflows.
 """
 from __future__ import annotations
 

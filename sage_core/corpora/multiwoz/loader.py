@@ -22,7 +22,7 @@ filled, else ``find_<domain>``).
 Booking overlay (``apply_booking_overlay``): MultiWOZ 2.2's ``schema_2.2.json``
 lists no ``required_slots`` for any intent, so the outcome predicate O always
 holds and premature confirmation (PC) could never fire.
-``sage_core.specs.sgd_format.load_sgd_schema`` therefore fills (via
+``sage_core.corpora.schemas.load_schema`` therefore fills (via the profile's
 ``sage_core.corpora.multiwoz.booking_overlay``, so every path that loads the schema — loaders,
 CLI, app, report, baselines — gets it), in a registry that is MultiWOZ 2.2's
 (``is_multiwoz_registry``), the required slots of the booking intents with what a booking needs (MultiWOZ's
@@ -49,7 +49,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
-from sage_core.corpora.common import LoadedTurns, LoadStats, expand_paths, no_turns_error, read_json
+from sage_core.corpora.common import (
+    LoadedTurns,
+    LoadStats,
+    expand_paths,
+    no_turns_error,
+    read_json,
+)
 from sage_core.corpora.multiwoz.booking_overlay import (
     DOMAINS,
 )
@@ -81,10 +87,10 @@ DONTCARE = {"dontcare", "dont care", "don't care", "do n't care", "doesn't care"
 
 
 def load_multiwoz_schema(path: Any) -> WorkflowRegistry:
-    """``schema_2.2.json``; ``load_sgd_schema`` applies the booking overlay to it."""
-    from sage_core.specs.sgd_format import load_sgd_schema
+    """``schema_2.2.json`` with the MultiWOZ profile attached (``corpora.schemas.load_schema`` applies its booking overlay)."""
+    from sage_core.corpora.schemas import load_schema
 
-    return load_sgd_schema(path)
+    return load_schema(path)
 
 
 BOOKED_RE = re.compile(

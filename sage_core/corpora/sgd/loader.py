@@ -14,7 +14,14 @@ import copy
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from sage_core.corpora.common import LoadedTurns, LoadStats, collapse_values, expand_paths, no_turns_error, read_json
+from sage_core.corpora.common import (
+    LoadedTurns,
+    LoadStats,
+    collapse_values,
+    expand_paths,
+    no_turns_error,
+    read_json,
+)
 from sage_core.data.errors import SageInputError
 from sage_core.data.types import AgentAct, Turn, UserValue, Utterance
 from sage_core.specs.workflow import WorkflowRegistry, WorkflowSpec

@@ -15,7 +15,7 @@ slot is filled or the reply announces a booking ("i have booked", "booking
 was successful", "reference number is") in a sentence that names no other
 domain ("i have booked you a table" is the restaurant's booking). Booking intents get
 their required slots from the MultiWOZ booking overlay
-(``multiwoz_schema.apply_booking_overlay``), which ``load_sgd_schema`` applies
+(``booking_overlay.apply_booking_overlay``), which ``corpora.schemas.load_schema`` applies
 when the schema loads, so that PC can fire.
 
 Domain cues in the reply (``reply_domains``): agents often move to the next
@@ -61,9 +61,9 @@ from typing import Any, Optional
 
 from sage_core.corpora.common import LoadedTurns, LoadStats, no_turns_error, read_json
 from sage_core.corpora.multiwoz.loader import SlotMapper, choose_intent, clean_value
+from sage_core.corpora.schemas import load_schema
 from sage_core.data.errors import SageInputError
 from sage_core.data.types import Turn, Utterance
-from sage_core.specs.sgd_format import load_sgd_schema
 from sage_core.specs.workflow import WorkflowRegistry
 
 SKIP_NO_DOMAIN = "no domain in the predicted state"
@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise SageInputError("--limit must be a positive number of dialogues", field="limit")
-    registry = load_sgd_schema(args.schema)
+    registry = load_schema(args.schema)
     turns = load_system_outputs(args.outputs, registry, system=args.system, limit=args.limit)
     write_slice(turns, args.out)
     s = turns.stats

@@ -5,15 +5,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import AgentAct, Turn
 from sage_core.evaluator.text.lexicon import (
     CONFIRM_PATTERNS,
-    DELEX,
     DESC_STOP,
     KIND_OF,
-    MWOZ_ASK,
-    MWOZ_HINTS,
-    MWOZ_TIME_EXCLUDED,
     OFFER_START,
     OPPOSITE_END,
     REQUEST_CUES,
@@ -23,7 +20,7 @@ from sage_core.evaluator.text.lexicon import (
 )
 from sage_core.evaluator.text.normalize import find_in_text, tokens, tokens_with_spans
 from sage_core.evaluator.text.sentences import phrase_index, sentences
-from sage_core.evaluator.text.slot_keywords import bool_keywords, mwoz_suffix, slot_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
 from sage_core.specs.workflow import WorkflowSpec
 
 
@@ -48,8 +45,8 @@ def _other_end(slot: str, words: list[str]) -> bool:
     return False
 
 
-def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[str], bool_only: bool
-                    ) -> dict[str, tuple[float, Span]]:
+def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[str], bool_only: bool,
+                    profile: CorpusProfile) -> dict[str, tuple[float, Span]]:
     toks = tokens_with_spans(sent)
     words = [t for t, _, _ in toks]
     kind_of = KIND_OF.search(sent)
@@ -67,10 +64,11 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
             total += 1.0  # the reply paraphrases the slot's own description
             span = span or (off, off + len(sent.rstrip()))
             best_w = max(best_w, 1.0)
-        mwoz = mwoz_suffix(slot) in MWOZ_HINTS
-        timed = mwoz and mwoz_suffix(slot) in MWOZ_TIME_EXCLUDED and "time" in words
+        hint_key = profile.hint_key(slot)
+        hinted = hint_key is not None
+        timed = hinted and hint_key in profile.time_excluded_hints and "time" in words
         hits: list[float] = []
-        for kw, w in slot_keywords(spec, slot):
+        for kw, w in slot_keywords(spec, slot, profile):
             if timed and w < 0.8:
                 continue
             i = phrase_index(kw, words)
@@ -80,8 +78,8 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
             if w > best_w:
                 n = len(kw.split())
                 best_w, span = w, (off + toks[i][1], off + toks[i + n - 1][2])
-        if mwoz and hits:
-            # MultiWOZ hint tables list overlapping phrases ("departing from", "departing"):
+        if hinted and hits:
+            # hint tables list overlapping phrases ("departing from", "departing"):
             # the best one decides, each further hit adds a little
             total += max(hits) + 0.1 * min(len(hits) - 1, 3)
         else:
@@ -92,15 +90,17 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
     return scores
 
 
-def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str]] = None
-                    ) -> list[tuple[str, float, Span]]:
+def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str]] = None,
+                    profile: CorpusProfile = EMPTY_PROFILE) -> list[tuple[str, float, Span]]:
     """Slots the agent asks for in ``text``: request sentences (not offers or confirmations) naming the slot."""
     out: dict[str, tuple[float, Span]] = {}
     candidates = spec.intent_slots + [s for s in spec.slots if s not in spec.intent_slots]
-    mwoz_spec = any(mwoz_suffix(s) in MWOZ_HINTS for s in spec.slots)
-    # delexicalised placeholders ("[restaurant_name]", "[value_area]") stand for values, not for
-    # words naming a slot; blank them out (same length, so spans stay valid)
-    text = DELEX.sub(lambda m: " " * len(m.group(0)), text or "")
+    hinted_spec = any(profile.hint_key(s) is not None for s in spec.slots)
+    text = text or ""
+    if profile.delex_pattern is not None:
+        # delexicalised placeholders ("[restaurant_name]", "[value_area]") stand for values, not for
+        # words naming a slot; blank them out (same length, so spans stay valid)
+        text = profile.delex_pattern.sub(lambda m: " " * len(m.group(0)), text)
     for sent, off in sentences(text):
         # a yes/no opening asks even when the writer left off the question mark ("Do you want to add insurance")
         question = sent.rstrip().endswith("?") or bool(YESNO_START.search(sent))
@@ -109,7 +109,8 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if confirmation_cue(sent) or OFFER_START.search(sent):
             continue
         yesno = bool(YESNO_START.search(sent)) and not REQUEST_CUES.search(sent)
-        asks = yesno and mwoz_spec and bool(MWOZ_ASK.search(sent))
+        asks = yesno and hinted_spec and profile.value_question is not None and bool(
+            profile.value_question.search(sent))
         if asks:
             yesno = False  # "do you have a price range in mind ?" asks for the value
         if not yesno and not asks and not REQUEST_CUES.search(sent):
@@ -118,13 +119,13 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if state and any(v and len(v) > 2 and find_in_text(v, sent) for v in state.values()
                          if v.lower() not in ("true", "false", "dontcare")):
             continue
-        scores = _score_sentence(sent, off, spec, candidates, bool_only=yesno)
+        scores = _score_sentence(sent, off, spec, candidates, bool_only=yesno, profile=profile)
         if not scores:
             continue
         top = max(v[0] for v in scores.values())
-        # a MultiWOZ hint phrase of weight >= 0.8 ("how many nights") is specific enough to stand
+        # a profile hint phrase of weight >= 0.8 ("how many nights") is specific enough to stand
         # beside a stronger slot in a multi-slot question ("what day and time ...?")
-        strong = {k: 0.8 if mwoz_suffix(k) in MWOZ_HINTS else 1.0 for k in scores}
+        strong = {k: 0.8 if profile.hint_key(k) is not None else 1.0 for k in scores}
         keep = {k: v for k, v in scores.items() if v[0] >= max(0.6, 0.75 * top)
                 or (v[0] >= top - 1e-9 and v[0] >= 0.5 and v[2] >= 1.0)
                 or (strong[k] < 1.0 and v[0] >= 0.6 and v[2] >= strong[k])}
@@ -138,18 +139,19 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
     return sorted(((s, c, sp) for s, (c, sp) in out.items()), key=lambda x: x[2])
 
 
-def _restates_bool(turn: Turn, spec: WorkflowSpec) -> bool:
+def _restates_bool(turn: Turn, spec: WorkflowSpec, profile: CorpusProfile) -> bool:
     """The reply names a yes/no slot the state holds ("free entry: True, good for kids: True")."""
     words = tokens(turn.agent)
     for slot, v in {**turn.state_before, **turn.state_after}.items():
         if slot in spec.slots and spec.slots[slot].value_type == "bool" and str(v).lower() in ("true", "false"):
-            kws = bool_keywords(spec, slot)
+            kws = bool_keywords(spec, slot, profile)
             if any(w.startswith(k[:6]) for k in kws for w in words):
                 return True
     return False
 
 
-def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> list[AgentAct]:
+def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
+                       profile: CorpusProfile = EMPTY_PROFILE) -> list[AgentAct]:
     """REQUEST and CONFIRM/NOTIFY_SUCCESS acts recovered from the agent reply."""
     acts: list[AgentAct] = []
     cue = confirmation_cue(turn.agent)
@@ -157,12 +159,12 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> li
         # a confirmation restates what it confirms; "just to verify you tried the code?" names no value
         values = [v for v in {**turn.state_before, **turn.state_after}.values()
                   if v and str(v).strip() and str(v).lower() not in ("true", "false", "dontcare")]
-        if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec):
+        if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec, profile):
             cue = (cue[0], min(cue[1], 0.45), cue[2])
     if cue and cue[1] >= floor:
         acts.append(AgentAct(cue[0], None, None, cue[1]))
     known = {**turn.state_before, **turn.state_after}
-    for slot, conf, _ in requested_slots(turn.agent, spec, known):
+    for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
         if conf >= floor:
             acts.append(AgentAct("REQUEST", slot, None, conf))
     return acts

@@ -2,12 +2,10 @@
 words, each weighted by how specific it is to the slot."""
 from __future__ import annotations
 
-from typing import Optional
-
+from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.evaluator.text.lexicon import (
     DIRECTION_HINTS,
     GENERIC_BOOL_WORDS,
-    MWOZ_HINTS,
     NAME_HINTS,
     OPPOSITE_END,
     STOP,
@@ -24,13 +22,6 @@ def _own_tokens(slot: str) -> list[str]:
     return own or [t for t in raw if t not in ("of", "the", "a", "an", "to", "from", "is", "has")]
 
 
-def mwoz_suffix(slot: str) -> Optional[str]:
-    """``leaveat`` for ``train-leaveat``; None for names without a ``<domain>-`` prefix (SGD)."""
-    if "-" not in slot:
-        return None
-    return slot.split("-", 1)[1].lower() or None
-
-
 def _desc_stems(desc: str) -> list[str]:
     """Content words of a slot description plus simple stems ("leaving" -> "leave", "arrival" -> "arrive")."""
     out = []
@@ -44,18 +35,19 @@ def _desc_stems(desc: str) -> list[str]:
     return out
 
 
-def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
+def slot_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[tuple[str, float]]:
     """Words that signal a request for ``slot``, weighted by how specific they are to it.
 
     Own name tokens count 1.0 when no other slot of the service shares them
     (``time`` in appointment_time) and 0.45 when shared (``appointment``);
     hint words count 0.6, value-type hints ("when", "how many") 0.4.
-    MultiWOZ-style names (``train-leaveat``) take their weights from
-    ``MWOZ_HINTS`` instead, plus description words and their stems (0.3).
+    A slot the corpus profile has hints for (run-together names such as
+    ``train-leaveat``) takes its weights from ``profile.slot_hints`` instead,
+    plus description words and their stems (0.3).
     """
-    suffix = mwoz_suffix(slot)
-    if suffix is not None and suffix in MWOZ_HINTS:
-        return _mwoz_keywords(spec, slot, suffix)
+    key = profile.hint_key(slot)
+    if key is not None:
+        return _hinted_keywords(spec, slot, profile.slot_hints[key])
     shared: dict[str, int] = {}
     for other in spec.slots:
         for t in set(_own_tokens(other)):
@@ -88,13 +80,13 @@ def slot_keywords(spec: WorkflowSpec, slot: str) -> list[tuple[str, float]]:
     return sorted(kws.items())
 
 
-def _mwoz_keywords(spec: WorkflowSpec, slot: str, suffix: str) -> list[tuple[str, float]]:
+def _hinted_keywords(spec: WorkflowSpec, slot: str, hints: tuple[tuple[str, float], ...]) -> list[tuple[str, float]]:
     kws: dict[str, float] = {}
 
     def put(k: str, w: float) -> None:
         if kws.get(k, 0.0) < w:
             kws[k] = w
-    for h, w in MWOZ_HINTS[suffix]:
+    for h, w in hints:
         put(h, w)
     dom = slot.split("-", 1)[0]
     put(dom, 0.45)  # the domain word is shared by every slot of the service
@@ -105,7 +97,7 @@ def _mwoz_keywords(spec: WorkflowSpec, slot: str, suffix: str) -> list[tuple[str
     return sorted(kws.items())
 
 
-def bool_keywords(spec: WorkflowSpec, slot: str) -> list[str]:
+def bool_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[str]:
     """Words whose mention means the user talks about a yes/no slot (outdoor, laundry, insurance...)."""
-    return [k for k, w in slot_keywords(spec, slot) if w >= 0.6 and len(k) > 3 and " " not in k
+    return [k for k, w in slot_keywords(spec, slot, profile) if w >= 0.6 and len(k) > 3 and " " not in k
             and k not in GENERIC_BOOL_WORDS]

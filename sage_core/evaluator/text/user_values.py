@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 from typing import Optional
 
+from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import Turn, UserValue
 from sage_core.evaluator.text.agent_acts import requested_slots
 from sage_core.evaluator.text.lexicon import (
@@ -25,7 +26,6 @@ from sage_core.evaluator.text.lexicon import (
     Span,
 )
 from sage_core.evaluator.text.normalize import (
-    VALUE_ALIASES,
     clean_text,
     find_dontcare,
     find_in_text,
@@ -79,13 +79,14 @@ def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
     return runs[0] if len(runs) == 1 else None
 
 
-@lru_cache(maxsize=1)
-def _alias_words() -> frozenset[str]:
-    return frozenset(clean_text(a) for al in VALUE_ALIASES.values() for a in al)
+@lru_cache(maxsize=16)
+def alias_words(profile: CorpusProfile) -> frozenset[str]:
+    """Every alias phrase of the profile, cleaned: a capitalised alias ("Musical") is a value's word, not a name."""
+    return frozenset(clean_text(a) for al in profile.value_aliases.values() for a in al)
 
 
-def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked: dict[str, float]
-                          ) -> list[tuple[str, str, Span, float]]:
+def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked: dict[str, float],
+                          profile: CorpusProfile) -> list[tuple[str, str, Span, float]]:
     """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
     out = []
     runs = capitalised_runs(text)
@@ -98,7 +99,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
                  "by": having(("artist", "directed", "starring", "cast", "author", "singer")),
                  "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
                  "person": having(("receiver", "contact", "recipient", "friend"))}
-    aliases = _alias_words()
+    aliases = alias_words(profile)
     for val, (a, b) in runs:
         if clean_text(val) in aliases:
             continue  # "interested in Musical performance": a categorical value's alias, not a place or name
@@ -127,7 +128,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             out.append((target, val, (a, b), 0.9 if target in asked else 0.6))
             continue
         for slot in slots:  # "album Joanne", "artist Lady Gaga"
-            own = [t for t, w in slot_keywords(spec, slot) if w >= 1.0 and " " not in t]
+            own = [t for t, w in slot_keywords(spec, slot, profile) if w >= 1.0 and " " not in t]
             prev2 = tokens(text[max(0, a - 24):a])[-2:]
             if own and any(t in own for t in prev2):
                 out.append((slot, val, (a, b), 0.6))
@@ -154,10 +155,11 @@ def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
     return out
 
 
-def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> list[UserValue]:
+def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
+                        profile: CorpusProfile = EMPTY_PROFILE) -> list[UserValue]:
     """Values the user supplies in u_t, attributed to slots (helped by what the agent just asked)."""
     text = turn.user
-    asked = {s: c for s, c, _ in requested_slots(previous_agent_text(turn), spec)}
+    asked = {s: c for s, c, _ in requested_slots(previous_agent_text(turn), spec, profile=profile)}
     intent = spec.intent_slots
     found: dict[str, UserValue] = {}
 
@@ -190,7 +192,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
                 continue
             span, base = find_in_text(pv, text, "categorical"), 0.8
             if span is None:
-                for alias in VALUE_ALIASES.get(clean_text(pv), ()):
+                for alias in profile.value_aliases.get(clean_text(pv), ()):
                     span, base = find_in_text(alias, text, "text"), 0.6
                     if span:
                         break
@@ -221,7 +223,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
                                         r"nights?|days?|beds?|bedrooms?|baths?|bathrooms?|guests?|stars?)$",
                                         noun) else 0.45
                 named = [s for s in slots if noun and any(k.startswith(noun[:4]) for k, w in
-                                                          slot_keywords(spec, s) if w >= 0.6)]
+                                                          slot_keywords(spec, s, profile) if w >= 0.6)]
                 if len(named) == 1:
                     cands, base = named, 0.8
             elif raw.lower() in ("today", "tonight", "tomorrow"):
@@ -250,7 +252,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
         sp = spec.slots[slot]
         if sp.value_type != "bool" or slot in found:
             continue
-        kws = bool_keywords(spec, slot)
+        kws = bool_keywords(spec, slot, profile)
         hit = None
         for tok, a, b in tokens_with_spans(text):
             if any(tok.startswith(k[:6]) for k in kws):
@@ -275,7 +277,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
             add(s, "dontcare", dc, 0.8 if len(top) == 1 else 0.55)
     # free text anchored by cue words ("in Portland", "album Joanne", "titled Phone home")
     text_slots = [s for s in intent if spec.slots[s].value_type == "text" and not spec.slots[s].possible_values]
-    for slot, val, span, conf in _anchored_text_values(text, spec, [s for s in text_slots if s not in found], asked):
+    for slot, val, span, conf in _anchored_text_values(text, spec, [s for s in text_slots if s not in found], asked,
+                                                       profile):
         if slot not in found and val.lower() not in {uv.value.lower() for uv in found.values()}:
             add(slot, val, span, conf)
     # free text: the one text slot the agent asked for, answered with the one remaining capitalised name
@@ -284,7 +287,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5) -> l
     if len(text_asked) == 1:
         taken = [uv.span for uv in found.values() if uv.span]
         pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
-        aliases = _alias_words()
+        aliases = alias_words(profile)
         runs = [r for r in capitalised_runs(text) if r[0].lower() not in pvs and clean_text(r[0]) not in aliases
                 and not any(r[1][0] < b and a < r[1][1] for a, b in taken)]
         if len(runs) == 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import (
     AgentAct,
     Criterion,
@@ -31,6 +32,7 @@ class TurnContext:
     spec: WorkflowSpec
     user_values: list[UserValue]
     agent_acts: list[AgentAct]
+    profile: CorpusProfile = EMPTY_PROFILE  # the corpus's lexical knowledge (aliases, slot hints)
     diff: StateDiff = field(init=False)
 
     def __post_init__(self) -> None:

@@ -1,284 +1,21 @@
-"""S2 verifiers: normalisation-aware span grounding plus an encoder (MiniLM or an NLI cross-encoder).
-
-Both backends answer on the same scale: a margin m in [-1, 1] for the
-hypothesis "the failure is absent / the value is supported"; m >= tau means
-FALSE (no failure), m <= -tau means TRUE, anything in between abstains.
-Cheap symbolic grounding runs first; the encoder only scores the few pairs
-grounding cannot settle (a written value that differs from the user's, or a
-value only partly found in the dialogue), batched across turns, with
-embeddings of repeated strings cached. Models load lazily, once per process.
-"""
+"""S2-encoder: the models behind S2's text-pair scores — the embedded all-MiniLM-L6-v2
+(offline default) and an NLI cross-encoder (margin p(ent) - p(contra)); loaded lazily, once per process."""
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional
 
 import numpy as np
 
 from sage_core.data.errors import ModelUnavailableError
-from sage_core.data.settings import get_settings
-from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Verdict
-from sage_core.evaluator.text.agent_acts import confirmation_cue
-from sage_core.evaluator.text.lexicon import NEGATION
-from sage_core.evaluator.text.normalize import (
-    VALUE_ALIASES,
-    clean_text,
-    compare,
-    find_dontcare,
-    find_in_text,
-    is_dontcare,
-    parse_date,
-    parse_number,
-    parse_time,
-    tokens,
-    tokens_with_spans,
-)
-from sage_core.evaluator.text.slot_keywords import bool_keywords
-from sage_core.evaluator.verify.s1 import TurnContext
+from sage_core.data.settings import DEFAULT_NLI_MODEL
+from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
 _EMB: dict[str, np.ndarray] = {}  # MiniLM embeddings of strings seen so far
-STOP = {"the", "a", "an", "of", "and", "at", "in", "on", "for", "to", "restaurant", "bar", "grill", "cafe", "inc",
-        "hotel", "inn", "theater", "theatre", "center", "centre", "airport", "station", "international"}
-
-
-@dataclass
-class Pending:
-    """A verdict that needs encoder scores for some (a, b) text pairs first."""
-
-    pairs: list[tuple[str, str]]
-    finish: Callable[[list[float]], Verdict]
-    kind: str = "para"  # which scorer: paraphrase similarity / entailment of value mentions
-
-
-Planned = Union[Verdict, Pending]
-
-
-def decide(m: float, tau: float, rationale: str, evidence: str = "") -> Verdict:
-    """Map a support margin to a failure decision (TRUE = failure present)."""
-    m = float(max(-1.0, min(1.0, m)))
-    if m >= tau:
-        return Verdict(Decision.FALSE, abs(m), Stage.S2, evidence, rationale)
-    if m <= -tau:
-        return Verdict(Decision.TRUE, abs(m), Stage.S2, evidence, rationale)
-    return Verdict(Decision.ABSTAIN, abs(m), Stage.S2, evidence, rationale + f" (|m|={abs(m):.2f} < tau={tau})")
-
-
-def _conf(c: Criterion) -> float:
-    return float(c.args.get("confidence", 1.0))
-
-
-class GroundingBackend:
-    """Shared S2 logic; subclasses provide ``score_pairs`` (support margins for text pairs)."""
-
-    name = "grounding"
-
-    def __init__(self, tau: Optional[float] = None):
-        self.tau = get_settings().tau if tau is None else float(tau)
-
-    # --- encoder hook ------------------------------------------------------
-    def score_pairs(self, pairs: list[tuple[str, str]], kind: str) -> list[float]:
-        raise NotImplementedError
-
-    def paraphrase_margin_pair(self, a: str, b: str, slot_desc: str) -> tuple[str, str]:
-        return a, b
-
-    # --- public API --------------------------------------------------------
-    def verify(self, c: Criterion, ctx: TurnContext) -> Verdict:
-        return self.verify_many([(c, ctx)])[0]
-
-    def verify_many(self, items: list[tuple[Criterion, TurnContext]]) -> list[Verdict]:
-        planned = [self.plan(c, ctx) for c, ctx in items]
-        by_kind: dict[str, list[tuple[str, str]]] = {}
-        for p in planned:
-            if isinstance(p, Pending):
-                by_kind.setdefault(p.kind, []).extend(p.pairs)
-        scores: dict[tuple[str, tuple[str, str]], float] = {}
-        for kind, pairs in by_kind.items():
-            uniq = sorted(set(pairs))
-            for pair, s in zip(uniq, self.score_pairs(uniq, kind)):
-                scores[(kind, pair)] = float(s)
-        out = []
-        for p in planned:
-            if isinstance(p, Pending):
-                out.append(p.finish([scores[(p.kind, pr)] for pr in p.pairs]))
-            else:
-                out.append(p)
-        return out
-
-    def plan(self, c: Criterion, ctx: TurnContext) -> Planned:
-        return {FailureClass.IUV: self.plan_iuv, FailureClass.WNF: self.plan_wnf,
-                FailureClass.PC: self.plan_pc, FailureClass.UV: self.plan_uv}[c.type](c, ctx)
-
-    def _pending(self, pairs: list[tuple[str, str]], kind: str, finish: Callable[[list[float]], Verdict]) -> Pending:
-        return Pending(pairs, finish, kind)
-
-    # --- IUV -----------------------------------------------------------------
-    def plan_iuv(self, c: Criterion, ctx: TurnContext) -> Planned:
-        slot, value, vt = c.args["slot"], c.args["value"], c.args["value_type"]
-        conf = _conf(c)
-        held = ctx.turn.state_after.get(slot) or ""
-        same = compare(held, value, vt)
-        if same is True:
-            return decide(0.9, self.tau, f"s_t[{slot}]={held!r} expresses the user's {value!r}", f"state_after.{slot}")
-        if conf < 1.0:  # extracted value: rule out our own mis-attribution first
-            other = [s for s, v in ctx.turn.state_after.items() if s != slot and s in ctx.spec.slots
-                     and ctx.spec.slots[s].value_type == vt and (compare(v, value, vt) is True or
-                                                                  (vt == "text" and _contained(v, value)))]
-            if other:
-                return decide(0.6, self.tau, f"s_t holds {value!r} under {other[0]}: the extraction, not the "
-                                             "tracker, picked the slot")
-        if ctx.diff.writes(slot) and held.strip() and find_in_text(held, ctx.turn.user, vt):
-            return decide(0.7 if conf < 1.0 else 0.5, self.tau,
-                          f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
-        if not held.strip():
-            return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
-        if not ctx.diff.writes(slot):  # a stale value: the encoder only checks values the diff writes
-            if same is None:  # e.g. a weekday against a calendar date: the tracker kept the old form
-                return decide(-0.5 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}, which "
-                                                     "it does not visibly equal")
-            return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}")
-        typed = _typed_values(held, value, vt)
-        if typed and same is False:
-            return decide(-0.9 * conf, self.tau, f"s_t[{slot}]={held!r} and the user's {value!r} are different {vt}s")
-        if _contained(value, held):
-            return decide(0.7, self.tau, f"s_t[{slot}]={held!r} and {value!r} name the same thing (token containment)")
-        desc = ctx.spec.describe_slot(slot)
-
-        def finish(s: list[float]) -> Verdict:
-            m = s[0] if s[0] >= 0 else s[0] * conf
-            return decide(m, self.tau, f"paraphrase score of s_t {held!r} vs user's {value!r}: {s[0]:+.2f}",
-                          f"state_after.{slot}")
-        return self._pending([self.paraphrase_margin_pair(held, value, desc)], "para", finish)
-
-    # --- WNF / PC (legality from W; the margin is the evidence confidence) ---------
-    def plan_wnf(self, c: Criterion, ctx: TurnContext) -> Planned:
-        conf = 0.9 * _conf(c) if _conf(c) >= 1.0 else _conf(c)
-        slot, legal = c.args["slot"], set(c.args["legal"])
-        if slot not in legal:
-            return decide(-conf, self.tau, f"request of {slot} (confidence {_conf(c):.2f}) is outside Next(W, s) = "
-                                           f"{sorted(legal)}", "agent")
-        if c.args.get("just_supplied") and c.args.get("filled_after"):
-            return decide(-conf, self.tau, f"re-request of {slot}, which the user just supplied", "agent")
-        return decide(conf, self.tau, f"{slot} is a legal next field", "agent")
-
-    def plan_pc(self, c: Criterion, ctx: TurnContext) -> Planned:
-        conf = 0.9 * _conf(c) if _conf(c) >= 1.0 else _conf(c)
-        if c.args["missing"]:
-            return decide(-conf, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
-                                           "are empty", "agent")
-        if c.args.get("untracked"):
-            return decide(0.0, self.tau, f"required slots {c.args['untracked']} are not tracked by this state source")
-        return decide(conf, self.tau, "every required slot is filled", "agent")
-
-    # --- UV ------------------------------------------------------------------
-    def plan_uv(self, c: Criterion, ctx: TurnContext) -> Planned:
-        slot, value, vt = c.args["slot"], c.args["value"], c.args["value_type"]
-        for uv in ctx.user_values_for(slot):
-            if compare(uv.value, value, vt) is True:
-                return decide(0.95 if uv.confidence >= 1.0 else max(0.5, uv.confidence), self.tau,
-                              f"{value!r} is the user's value for {slot}", "user")
-        if re.fullmatch(r"[a-z]+(?:_[a-z]+)*_\d+", value.strip()):
-            return decide(0.0, self.tau, f"{value!r} is a symbolic code, not something a user says")
-        texts = _context(ctx)
-        if not any(w == "user" and t.strip() for w, _, t in texts):
-            return decide(0.0, self.tau, "no user text in u_t or history to ground the value in")
-        for who, i, text in texts:
-            span = find_in_text(value, text, vt)
-            if span:
-                m = 0.9 if i < 0 else 0.85
-                where = "user" if i < 0 else f"history[{i}]"
-                return decide(m, self.tau, f"{value!r} is grounded in {where} at {list(span)}", where)
-        for alias in VALUE_ALIASES.get(clean_text(value), ()):
-            for who, i, text in texts:
-                if find_in_text(alias, text, "text"):
-                    where = "user" if i < 0 else f"history[{i}]"
-                    return decide(0.75, self.tau, f"{value!r} is expressed as {alias!r} in {where}", where)
-        if is_dontcare(value):
-            for who, i, text in texts[:5]:
-                if who == "user" and find_dontcare(text):
-                    return decide(0.8, self.tau, f"the user expressed no preference for {slot}", "user")
-            return decide(-0.6, self.tau, f"no 'no preference' cue supports {slot}=dontcare")
-        default = ctx.spec.optional.get(slot)
-        if default is not None and compare(default, value, vt) is True:
-            prev_agent = next((t for w, i, t in texts if w == "agent"), "")
-            if confirmation_cue(prev_agent):
-                return decide(0.6, self.tau, f"{value!r} is the default of {slot}, in a confirmation the user answered")
-            return decide(0.3, self.tau, f"{value!r} is the schema default of {slot}")
-        if ctx.spec.slots[slot].value_type == "bool":
-            return self._uv_bool(slot, value, ctx, texts)
-        if _typed_values(value, value, vt):
-            return decide(-0.85, self.tau, f"the {vt} {value!r} is not expressed in u_t or history")
-        # partial token overlap -> encoder decides; none at all -> unsupported
-        best = _best_window(value, texts)
-        if best is None:
-            return decide(-0.85, self.tau, f"no word of {value!r} occurs in u_t or history")
-        desc = ctx.spec.describe_slot(slot)
-
-        def finish(s: list[float]) -> Verdict:
-            return decide(s[0], self.tau, f"closest mention {best!r} vs {value!r}: {s[0]:+.2f}")
-        return self._pending([self.paraphrase_margin_pair(best, value, desc)], "para", finish)
-
-    def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
-        kws = bool_keywords(ctx.spec, slot)
-        for who, i, text in texts:
-            words = tokens(text)
-            for k in kws:
-                for j, w in enumerate(words):
-                    if w.startswith(k[:6]):
-                        neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
-                        val_true = str(value).strip().lower() in ("true", "yes")
-                        m = 0.6 if neg != val_true or who == "agent" else 0.3
-                        return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
-        return decide(-0.6, self.tau, f"nothing in the dialogue mentions {slot}")
-
-
-def _typed_values(a: str, b: str, vt: str) -> bool:
-    if vt == "time":
-        return parse_time(a) is not None and parse_time(b) is not None
-    if vt == "date":
-        return parse_date(a) is not None and parse_date(b) is not None
-    if vt == "number":
-        return parse_number(a) is not None and parse_number(b) is not None
-    return False
-
-
-def _content(text: str) -> list[str]:
-    return [t for t in tokens(text) if t not in STOP]
-
-
-def _contained(a: str, b: str) -> bool:
-    ta, tb = set(_content(a)), set(_content(b))
-    return bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
-
-
-def _context(ctx: TurnContext) -> list[tuple[str, int, str]]:
-    """(speaker, index, text): u_t first (index -1), then history newest first."""
-    out = [("user", -1, ctx.turn.user)]
-    for i in range(len(ctx.turn.history) - 1, -1, -1):
-        u = ctx.turn.history[i]
-        out.append((u.speaker, i, u.text))
-    return out
-
-
-def _best_window(value: str, texts) -> Optional[str]:
-    """The short stretch of dialogue sharing most content words with ``value`` (prefix match)."""
-    vt = _content(value)
-    if not vt:
-        return None
-    best, best_n = None, 0
-    for _, _, text in texts:
-        toks = tokens_with_spans(text)
-        hits = [j for j, (w, _, _) in enumerate(toks) if w not in STOP and
-                any(w[:5] == v[:5] and min(len(w), len(v)) >= 3 for v in vt)]
-        if len(hits) > best_n:
-            lo, hi = max(0, hits[0] - 2), min(len(toks) - 1, hits[-1] + 2)
-            best, best_n = text[toks[lo][1]:toks[hi][2]], len(hits)
-    return best
 
 
 # --- MiniLM (offline default) -----------------------------------------------------
@@ -326,10 +63,11 @@ class OfflineBackend(GroundingBackend):
 
 # --- NLI cross-encoder --------------------------------------------------------------
 def resolve_nli_model(model: Optional[str] = None) -> str:
-    """Local dir (SAGE_NLI_MODEL_DIR / settings.nli_model_dir) beats the hub id (settings.nli_model)."""
-    s = get_settings()
-    env_dir = os.environ.get("SAGE_NLI_MODEL_DIR")
-    return model or env_dir or s.nli_model_dir or s.nli_model
+    """The model to load: the given hub id or local folder, else the documented default (DEFAULT_NLI_MODEL).
+
+    Entry points pass ``SAGE_NLI_MODEL_DIR`` (a local copy) here when it is set; it beats the hub id.
+    """
+    return model or DEFAULT_NLI_MODEL
 
 
 def _id2label(ce, path: str) -> dict[int, str]:
@@ -354,15 +92,14 @@ def load_nli(model: Optional[str] = None) -> tuple[Any, int, int, str]:
         return _MODELS[path]
     # hub ids look like "org/name"; anything else (absolute, relative, deeper) is a local folder
     looks_local = (os.path.isabs(path) or path.startswith((".", "~")) or path.count("/") > 1
-                   or Path(path).exists() or path in (os.environ.get("SAGE_NLI_MODEL_DIR"),
-                                                       get_settings().nli_model_dir))
+                   or Path(path).exists())
     if looks_local and not Path(path).is_dir():
         raise ModelUnavailableError(
             f"NLI model directory '{path}' does not exist; point SAGE_NLI_MODEL_DIR at a local copy of "
-            f"{get_settings().nli_model} (a folder with config.json and the weights)")
+            f"{DEFAULT_NLI_MODEL} (a folder with config.json and the weights)")
     try:
         from sentence_transformers import CrossEncoder
-        ce = CrossEncoder(path, device="cpu", local_files_only=bool(os.environ.get("HF_HUB_OFFLINE")))
+        ce = CrossEncoder(path, device="cpu", local_files_only=looks_local)
     except Exception as e:  # noqa: BLE001
         raise ModelUnavailableError(
             f"cannot load NLI model '{path}' ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
@@ -395,7 +132,7 @@ def nli_margins(pairs: list[tuple[str, str]], model: Optional[str] = None) -> li
 class NLIBackend(GroundingBackend):
     """Span grounding + an NLI cross-encoder (default cross-encoder/nli-deberta-v3-base) for the rest."""
 
-    def __init__(self, tau: Optional[float] = None, model: Optional[str] = None):
+    def __init__(self, tau: float = DEFAULT_TAU, model: Optional[str] = None):
         super().__init__(tau)
         self.model = resolve_nli_model(model)
         self.name = f"nli: {self.model}"
@@ -416,14 +153,10 @@ class NLIBackend(GroundingBackend):
         return [self._cache[p] for p in pairs]
 
 
-def make_backend(name: str, tau: Optional[float] = None, nli_model: Optional[str] = None) -> GroundingBackend:
+def make_backend(name: str, tau: float = DEFAULT_TAU, nli_model: Optional[str] = None) -> GroundingBackend:
     name = (name or "offline").lower()
     if name == "offline":
         return OfflineBackend(tau)
     if name == "nli":
         return NLIBackend(tau, nli_model).load()
     raise ValueError(f"unknown S2 backend '{name}' (use 'offline' or 'nli')")
-
-
-__all__ = ["OfflineBackend", "NLIBackend", "GroundingBackend", "make_backend", "load_minilm", "load_nli",
-           "nli_margins", "embed", "decide", "resolve_nli_model", "Pending"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Optional
+from typing import Any, Optional
 
 from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
 from sage_core.llm.client import LLMClient, LLMUsage, parse_json_answer
@@ -84,9 +84,9 @@ class S3Verifier:
         self.min_confidence = min_confidence  # decided answers below this become abstentions
 
     @classmethod
-    def from_settings(cls, model: Optional[str] = None, **kw) -> "S3Verifier":
-        """S3 on the configured endpoint; the cheap ``SAGE_LLM_MODEL`` by default (one focused call)."""
-        return cls(LLMClient.from_settings(model), **kw)
+    def from_settings(cls, settings: Any, model: Optional[str] = None, **kw) -> "S3Verifier":
+        """S3 on the settings' endpoint; the cheap ``llm_model`` by default (one focused call)."""
+        return cls(LLMClient.from_settings(settings, model), **kw)
 
     # --- prompt ------------------------------------------------------------
     def build_messages(self, criterion: Criterion, turn: Turn, spec: WorkflowSpec) -> list[dict]:

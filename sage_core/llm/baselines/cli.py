@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from sage_core.corpora.schemas import load_schema
 from sage_core.data.errors import SageInputError
 from sage_core.data.settings import get_settings
 from sage_core.data.slice_io import read_slice, validate_against
@@ -20,7 +21,6 @@ from sage_core.llm.baselines.frugal import DEFAULT_ESCALATE_BELOW
 from sage_core.llm.baselines.prompts import MODES
 from sage_core.llm.baselines.runner import execute, summarise
 from sage_core.llm.client import LLMClient, price_for
-from sage_core.specs.loading import load_workflows
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,16 +61,16 @@ def run(args: argparse.Namespace) -> int:
         raise SageInputError("must be >= 1", field="--samples")
     if args.workers < 1:
         raise SageInputError("must be >= 1", field="--workers")
-    registry = load_workflows(args.schema)
+    registry = load_schema(args.schema)
     turns = _load(args.slice, registry)
     dev = _load(args.dev, registry) if args.dev else None
     s = get_settings()
     common = dict(base_url=args.base_url, prices=args.prices, cache_dir="" if args.no_cache else args.cache_dir)
     if args.method == "frugal":
-        clients = (LLMClient.from_settings(args.model or s.llm_model, **common),
-                   LLMClient.from_settings(args.strong_model or s.llm_strong_model, **common))
+        clients = (LLMClient.from_settings(s, args.model or s.llm_model, **common),
+                   LLMClient.from_settings(s, args.strong_model or s.llm_strong_model, **common))
     else:
-        clients = LLMClient.from_settings(args.model or s.llm_strong_model, **common)
+        clients = LLMClient.from_settings(s, args.model or s.llm_strong_model, **common)
     opts = {"seed": args.seed}
     if args.method == "geval":
         opts.update(n=args.samples, threshold=args.threshold)

@@ -7,7 +7,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sage_core.data.errors import ModelUnavailableError, SageInputError
-from sage_core.data.verdict_io import EvaluatorVerdicts, from_turn_verdicts, read_evaluator_verdicts
+from sage_core.data.verdict_io import (
+    EvaluatorVerdicts,
+    from_turn_verdicts,
+    read_evaluator_verdicts,
+)
 from sage_core.science.report.compute import (
     SAGE_CONFIGS,
     TEXT_ONLY_SUFFIX,
@@ -57,9 +61,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    from sage_core.corpora.schemas import load_schema
     from sage_core.data.settings import get_settings
     from sage_core.data.slice_io import read_slice, validate_against
-    from sage_core.specs.loading import load_workflows
 
     settings = get_settings()
     backend = args.s2_backend or settings.s2_backend
@@ -67,7 +71,7 @@ def run(args) -> int:
         from sage_core.corpora import load_registry_for_slice
         registry = load_registry_for_slice(args.schema)
     except ImportError:
-        registry = load_workflows(args.schema)
+        registry = load_schema(args.schema)
     turns = read_slice(args.slice)
     validate_against(turns, registry, args.slice)
     gold_vector(turns)
@@ -108,16 +112,16 @@ def run(args) -> int:
         baselines[ev.name] = ev
     variants = {}  # SGD-X: remap up front so a schema mismatch fails before any evaluation
     if args.sgdx_dir:
+        from sage_core.corpora.schemas import load_schema
         from sage_core.corpora.sgd.loader import remap_turns, sgdx_slot_map
-        from sage_core.specs.sgd_format import load_sgd_schema
         for schema_path in sgdx_variants(args.sgdx_dir):
-            vreg = load_sgd_schema(schema_path)
+            vreg = load_schema(schema_path)
             vturns = remap_turns(turns, sgdx_slot_map(registry, vreg), vreg)
             variants[schema_path.parent.name] = (vreg, strip_annotations(vturns) if strip else vturns)
     sage, verdicts, backend_name = {}, {}, None
     for cfg in configs:
         try:
-            vs, bname, secs = run_sage(turns, registry, cfg, backend)
+            vs, bname, secs = run_sage(turns, registry, cfg, backend, settings=settings)
         except ModelUnavailableError as e:
             if cfg == primary:
                 raise
@@ -130,7 +134,7 @@ def run(args) -> int:
                      + (", includes model loading)." if len(sage) == 1 else ")."))
     text_only = None
     if want_text_only:
-        vs, _, secs = run_sage(strip_annotations(turns), registry, primary, backend)
+        vs, _, secs = run_sage(strip_annotations(turns), registry, primary, backend, settings=settings)
         name = primary + TEXT_ONLY_SUFFIX
         verdicts[primary + "_text-only"] = vs
         text_only = dataclasses.replace(from_turn_verdicts(primary, vs), name=name)
@@ -139,10 +143,10 @@ def run(args) -> int:
     if variants:
         sgdx, sgdx_text = {}, ({} if text_only is not None else None)
         for name, (vreg, vturns) in variants.items():
-            vs, _, _ = run_sage(vturns, vreg, primary, backend)
+            vs, _, _ = run_sage(vturns, vreg, primary, backend, settings=settings)
             sgdx[name] = from_turn_verdicts(primary, vs)
             if sgdx_text is not None:
-                vs, _, _ = run_sage(strip_annotations(vturns), vreg, primary, backend)
+                vs, _, _ = run_sage(strip_annotations(vturns), vreg, primary, backend, settings=settings)
                 sgdx_text[name] = from_turn_verdicts(primary, vs)
     data = build_report(turns, sage, baselines, primary=primary, sgdx=sgdx, s2_backend=backend_name,
                         n_resamples=args.n_resamples, seed=args.seed,

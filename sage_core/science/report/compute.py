@@ -11,10 +11,15 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from sage_core.data.errors import SageInputError
-from sage_core.data.types import Turn
+from sage_core.data.types import ROUTING_STAGES, Turn
 from sage_core.data.verdict_io import EvaluatorVerdicts
 from sage_core.science.selective import aurc, f1_at_coverage
-from sage_core.science.statistics import bootstrap_cis, holm_bonferroni, paired_bootstrap, prf
+from sage_core.science.statistics import (
+    bootstrap_cis,
+    holm_bonferroni,
+    paired_bootstrap,
+    prf,
+)
 
 CLASSES = ("IUV", "WNF", "PC", "UV")
 COVERAGES = (1.0, 0.9, 0.8)
@@ -116,7 +121,7 @@ def routing_stats(ev: EvaluatorVerdicts, ids: Sequence[str]) -> dict:
     """Where criteria were decided (S1/S2/S3, or undecided) and what that cost."""
     stages = [s for i in ids for s in ev.stages.get(i, [])]
     n = len(stages)
-    shares = {s: (stages.count(s) / n if n else 0.0) for s in ("S1", "S2", "S3", "none")}
+    shares = {s: (stages.count(s) / n if n else 0.0) for s in ROUTING_STAGES}
     return {"criteria": n, "criteria_per_turn": n / len(ids) if ids else 0.0, "shares": shares,
             "paid_calls_per_turn": float(np.mean([ev.paid_calls.get(i, 0) for i in ids])) if ids else 0.0}
 
@@ -239,10 +244,19 @@ def build_report(turns: Sequence[Turn], sage: dict[str, EvaluatorVerdicts],
     return data
 
 
-def run_sage(turns, registry, config: str, s2_backend: str, progress: Optional[Callable] = None):
-    """Run one SAGE config; returns (TurnVerdicts, backend name, wall seconds)."""
+def run_sage(turns, registry, config: str, s2_backend: str, progress: Optional[Callable] = None,
+             settings: Any = None):
+    """Run one SAGE config; returns (TurnVerdicts, backend name, wall seconds).
+
+    ``settings`` (a ``Settings`` the entry point read) supplies tau, the floor, models and the S3 endpoint;
+    without it the documented defaults apply and sage-llm needs no endpoint only if nothing abstains.
+    """
     from sage_core.evaluator.cascade import CascadeConfig, Evaluator
-    ev = Evaluator(registry, CascadeConfig.named(config, s2_backend=s2_backend))
+    if settings is None:
+        ev = Evaluator(registry, CascadeConfig.named(config, s2_backend=s2_backend))
+    else:
+        ev = Evaluator.from_settings(registry, CascadeConfig.from_settings(config, settings, s2_backend=s2_backend),
+                                     settings)
     t0 = time.perf_counter()
     vs = ev.evaluate(turns, progress=progress)
     return vs, ev.s2_backend_name, time.perf_counter() - t0

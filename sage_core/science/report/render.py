@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
+from sage_core.data.types import ROUTING_STAGES
 from sage_core.science.report.compute import CLASSES, COVERAGES, ReportData
 
 
@@ -72,9 +73,9 @@ def render(data: ReportData, sage_name: str, baseline_names: Sequence[str], slic
         L += ["## Routing anatomy", "", "Share of criteria whose final verdict came from each stage "
               "('none' = every stage abstained).", ""]
         rows = [[k, r["criteria"], _f(r["criteria_per_turn"], 2), *[f"{r['shares'][s]:.1%}" for s in
-                                                                     ("S1", "S2", "S3", "none")],
+                                                                     ROUTING_STAGES],
                  _f(r["paid_calls_per_turn"], 3)] for k, r in data.routing.items()]
-        L += [_table(["config", "criteria", "criteria/turn", "S1", "S2", "S3", "undecided", "paid calls/turn"],
+        L += [_table(["config", "criteria", "criteria/turn", *ROUTING_STAGES[:-1], "undecided", "paid calls/turn"],
                      rows), ""]
     L += ["## Selective evaluation", "", "Turns sorted by confidence (descending, ties in slice order); "
           "F1 on the kept share. Evaluators without confidence are left out.", ""]
@@ -134,7 +135,7 @@ def _render_text_only(data: ReportData, sage_name: str) -> list[str]:
     r = to["routing"]
     line = (f"{to['changed_verdicts']} of {data.n} turn verdicts differ from the annotated run; text-only routing: "
             f"{r['criteria']} criteria ({r['criteria_per_turn']:.2f}/turn), "
-            + ", ".join(f"{s} {r['shares'][s]:.1%}" for s in ("S1", "S2", "S3", "none"))
+            + ", ".join(f"{s} {r['shares'][s]:.1%}" for s in ROUTING_STAGES)
             + f"; undecided turns {e['undecided_rate']:.1%}.")
     sel = to.get("selective")
     if sel:
