@@ -30,7 +30,17 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
 
 Nothing here imports streamlit; there is no delete API (labels are append-only).
 """
-from . import agreement, analysis, assignment, consensus, dialogue_view, evaluators, exports, sampling, weights  # noqa: F401
+from . import (  # noqa: F401
+                         agreement,
+                         analysis,
+                         assignment,
+                         consensus,
+                         dialogue_view,
+                         evaluators,
+                         exports,
+                         sampling,
+                         weights,
+)
 from .analysis import AuditAnalysis, analyse_audit  # noqa: F401,E402
 from .assignment import (  # noqa: F401
                          Progress,

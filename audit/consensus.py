@@ -19,7 +19,14 @@ from typing import Optional
 
 import numpy as np
 
-from db.repository import AuditRef, AuditTurnInfo, LabelRecord, audit_turns, category, label_history
+from db.repository import (
+    AuditRef,
+    AuditTurnInfo,
+    LabelRecord,
+    audit_turns,
+    category,
+    label_history,
+)
 from db.session import DB
 
 from . import agreement as ag

@@ -13,6 +13,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from sage_core import prf_from_counts
+
 
 def ipw(inclusion_probs: Sequence[float]) -> np.ndarray:
     """1 / pi for each item; pi must be in (0, 1]."""
@@ -64,8 +66,8 @@ def weighted_prf(y_true: Sequence[int], y_pred: Sequence[int], weights: Optional
     fp = float(w[(yt == 0) & (yp == 1)].sum())
     fn = float(w[(yt == 1) & (yp == 0)].sum())
     tn = float(w[(yt == 0) & (yp == 0)].sum())
-    p, r = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    return {"precision": p, "recall": r, "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+    p, r, f1 = (float(x) for x in prf_from_counts(tp, fp, fn))
+    return {"precision": p, "recall": r, "f1": f1,
             "accuracy": _ratio(tp + tn, tp + tn + fp + fn), "tp": tp, "fp": fp, "fn": fn, "tn": tn}
 
 

@@ -53,7 +53,8 @@ _API = {
     # science
     "build_slice": "sage_core.science.slice_builder", "load_turns": "sage_core.science.slice_builder",
     "classification_metrics": "sage_core.science.metrics",
-    "prf": "sage_core.science.statistics", "bootstrap_ci": "sage_core.science.statistics",
+    "prf": "sage_core.science.statistics", "prf_from_counts": "sage_core.science.statistics",
+    "bootstrap_ci": "sage_core.science.statistics",
     "bootstrap_cis": "sage_core.science.statistics", "paired_bootstrap": "sage_core.science.statistics",
     "holm_bonferroni": "sage_core.science.statistics",
     "selective_curve": "sage_core.science.selective", "f1_at_coverage": "sage_core.science.selective",

@@ -8,14 +8,14 @@ classification metrics is printed to stdout.
 from __future__ import annotations
 
 import json
-from collections import Counter
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from sage_core.data.errors import SageInputError
-from sage_core.data.types import ROUTING_STAGES
 from sage_core.data.settings import get_settings
+from sage_core.data.types import ROUTING_STAGES
 
 
 def add_arguments(p) -> None:

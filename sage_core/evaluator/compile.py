@@ -40,6 +40,7 @@ from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_
 from sage_core.evaluator.text.normalize import (
     find_in_text,
     normalize,
+    sequence_span,
     tokens,
     tokens_with_spans,
 )
@@ -112,13 +113,11 @@ def legal_state(turn: Turn) -> dict[str, str]:
 
 
 def _slot_span(text: str, spec: WorkflowSpec, slot: str, profile: CorpusProfile) -> Optional[tuple[int, int]]:
-    words = tokens_with_spans(text)
-    seq = [w for w, _, _ in words]
+    toks = tokens_with_spans(text)
     for kw, _ in sorted(slot_keywords(spec, slot, profile), key=lambda x: -x[1]):
-        p = kw.split()
-        for i in range(len(seq) - len(p) + 1):
-            if seq[i:i + len(p)] == p:
-                return (words[i][1], words[i + len(p) - 1][2])
+        span = sequence_span(toks, kw.split())
+        if span:
+            return span
     return None
 
 

@@ -30,6 +30,8 @@ _NUM_WORDS = {w: str(i) for i, w in enumerate(
 _NUM_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "first": "1", "second": "2", "third": "3",
                    "fourth": "4", "fifth": "5", "sixth": "6", "seventh": "7", "eighth": "8", "ninth": "9",
                    "tenth": "10", "noon": "12", "midnight": "12", "half": "30", "quarter": "15"})
+# The injector keeps its own normaliser and stop words on purpose: injected data must not be
+# built with the evaluator's text code, or a detector could be measuring itself.
 _STOP = {"the", "and", "for", "with", "from", "that", "this", "any", "are", "can", "you", "your", "have",
          "will", "would", "like", "please", "street", "road", "avenue", "city", "place", "hotel", "restaurant",
          "bar", "inn", "house", "center", "centre", "park", "new", "san", "los", "las", "del", "de", "la"}

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sage_core.science.statistics import prf_from_counts
+
 
 @dataclass
 class CoverageRow:
@@ -27,15 +29,6 @@ class CoverageRow:
     recall: float  # NaN when no kept turn is a gold failure
     error_rate: float  # share of kept turns whose prediction disagrees with gold
     n_kept: int
-
-
-def _div(a, b):
-    """a / b, NaN where b == 0 (the ratio is undefined there)."""
-    a = np.asarray(a, float)
-    b = np.asarray(b, float)
-    out = np.full(np.broadcast(a, b).shape, np.nan)
-    np.divide(a, b, out=out, where=b > 0)
-    return out
 
 
 def _arrays(y_true, y_pred, confidence):
@@ -61,9 +54,7 @@ def selective_curve(y_true, y_pred, confidence) -> list[CoverageRow]:
     fp = np.cumsum((1 - t) & p)
     fn = np.cumsum(t & (1 - p))
     k = np.arange(1, n + 1)
-    prec = _div(tp, tp + fp)
-    rec = _div(tp, tp + fn)
-    f1 = _div(2 * tp, 2 * tp + fp + fn)
+    prec, rec, f1 = prf_from_counts(tp, fp, fn, zero_division=np.nan)  # undefined ratios stay NaN
     err = (fp + fn) / k
     return [CoverageRow(float(k[i] / n), float(f1[i]), float(prec[i]), float(rec[i]), float(err[i]), int(k[i]))
             for i in range(n)]

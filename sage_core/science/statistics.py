@@ -35,15 +35,26 @@ def _ratio(num, den):
 
 def _from_counts(tp, fp, fn, tn, metric: str):
     """Metric from confusion counts; zero division scores 0 (sklearn's convention)."""
-    if metric == "f1":
-        return _ratio(2 * np.asarray(tp, float), 2 * np.asarray(tp, float) + fp + fn)
-    if metric == "precision":
-        return _ratio(tp, np.asarray(tp, float) + fp)
-    if metric == "recall":
-        return _ratio(tp, np.asarray(tp, float) + fn)
+    if metric in ("precision", "recall", "f1"):
+        return prf_from_counts(tp, fp, fn)[("precision", "recall", "f1").index(metric)]
     if metric == "accuracy":
         return _ratio(np.asarray(tp, float) + tn, np.asarray(tp, float) + fp + fn + tn)
     raise ValueError(f"unknown metric '{metric}' (use one of {', '.join(METRICS)})")
+
+
+def prf_from_counts(tp, fp, fn, zero_division: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(precision, recall, F1) from confusion counts, elementwise: the project's one P/R/F1 formula.
+
+    Counts may be weighted (floats) or arrays (cumulative counts of a risk-coverage curve);
+    a ratio with a zero denominator is ``zero_division`` (0 as in sklearn, or NaN for "undefined").
+    """
+    tp, fp, fn = (np.asarray(x, dtype=float) for x in (tp, fp, fn))
+
+    def ratio(num, den):
+        out = np.full(np.broadcast(num, den).shape, float(zero_division))
+        np.divide(num, den, out=out, where=den > 0)
+        return out
+    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
 
 def prf(y_true, y_pred) -> dict:
@@ -54,10 +65,8 @@ def prf(y_true, y_pred) -> dict:
     tp = int((yt & yp).sum())
     fp = int(((1 - yt) & yp).sum())
     fn = int((yt & (1 - yp)).sum())
-    return {"precision": float(_from_counts(tp, fp, fn, 0, "precision")),
-            "recall": float(_from_counts(tp, fp, fn, 0, "recall")),
-            "f1": float(_from_counts(tp, fp, fn, 0, "f1")),
-            "tp": tp, "fp": fp, "fn": fn}
+    p, r, f1 = prf_from_counts(tp, fp, fn)
+    return {"precision": float(p), "recall": float(r), "f1": float(f1), "tp": tp, "fp": fp, "fn": fn}
 
 
 # --- resampling -------------------------------------------------------------
@@ -190,11 +199,5 @@ def holm_bonferroni(pvals: Sequence[float]) -> list[float]:
     return [float(x) for x in out]
 
 
-__all__ = ["prf", "bootstrap_ci", "bootstrap_cis", "paired_bootstrap", "PairedResult",
+__all__ = ["prf", "prf_from_counts", "bootstrap_ci", "bootstrap_cis", "paired_bootstrap", "PairedResult",
            "holm_bonferroni", "draw_indices", "resample_weights", "METRICS"]
-
-# The selective-evaluation curve is part of this API (ARCHITECTURE.md); it lives in
-# its own module because it is about confidence, not resampling.
-from sage_core.science.selective import f1_at_coverage, selective_curve
-
-__all__ += ["selective_curve", "f1_at_coverage"]

@@ -18,8 +18,13 @@ from sage_core.evaluator.text.lexicon import (
     YESNO_START,
     Span,
 )
-from sage_core.evaluator.text.normalize import find_in_text, tokens, tokens_with_spans
-from sage_core.evaluator.text.sentences import phrase_index, sentences
+from sage_core.evaluator.text.normalize import (
+    find_in_text,
+    sequence_index,
+    tokens,
+    tokens_with_spans,
+)
+from sage_core.evaluator.text.sentences import sentences
 from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
 from sage_core.specs.workflow import WorkflowSpec
 
@@ -39,8 +44,8 @@ def _other_end(slot: str, words: list[str]) -> bool:
     raw = tokens(slot.replace("_", " "))
     for i, t in enumerate(raw[:-1]):
         end = raw[i + 1]
-        if end in OPPOSITE_END and phrase_index(f"{t} {OPPOSITE_END[end]}", words) is not None \
-                and phrase_index(f"{t} {end}", words) is None:
+        if end in OPPOSITE_END and sequence_index(words, [t, OPPOSITE_END[end]]) is not None \
+                and sequence_index(words, [t, end]) is None:
             return True
     return False
 
@@ -71,7 +76,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
         for kw, w in slot_keywords(spec, slot, profile):
             if timed and w < 0.8:
                 continue
-            i = phrase_index(kw, words)
+            i = sequence_index(words, kw.split())
             if i is None:
                 continue
             hits.append(w)

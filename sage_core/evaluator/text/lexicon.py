@@ -6,9 +6,16 @@ import re
 
 Span = tuple[int, int]
 
-STOP = {"of", "the", "a", "an", "is", "has", "have", "to", "for", "in", "at", "on", "and", "or", "name",
-        "number", "num", "type", "with", "allowed", "whether", "this", "that", "be", "it", "if", "are",
-        "user", "which", "where", "what", "from", "by", "new", "no"}
+# The evaluator's one stop-word list: function words that name no slot and no value. The two
+# extensions below add what is also empty *for their purpose*; every stop set derives from this one.
+FUNCTION_WORDS = frozenset({"the", "a", "an", "of", "and", "at", "in", "on", "for", "to"})
+# matching a slot's description against a reply: also clause words ("whether", "which", "if", ...)
+DESC_STOP = FUNCTION_WORDS | {"or", "is", "be", "whether", "this", "that", "which", "with", "by", "from", "are",
+                              "has", "have", "if", "it"}
+# slot-name tokens: also schema vocabulary that names no particular slot ("number_of_seats", "user_name")
+STOP = DESC_STOP | {"name", "number", "num", "type", "allowed", "user", "where", "what", "new", "no"}
+# a slot name made only of STOP words ("number", "type") keeps the ones that still say something
+SLOT_NAME_FALLBACK_STOP = frozenset({"the", "a", "an", "of", "to", "from", "is", "has"})
 # Generic question words that hint at a slot's value type.
 TYPE_HINTS = {
     "time": ("what time", "when", "which time", "time"),
@@ -65,8 +72,6 @@ NEGATED_AFTER = re.compile(r"^\W*(?:is|are|will be|would be)\s+not\b|^\W*(?:isn'
                            re.I)
 # "No, I ..." / "No. I have extra baggage": a leading no answers the previous question, it negates nothing after it
 LEAD_NO = re.compile(r"^\s*(?:no|nope|nah)\s*[,.!;]\s*", re.I)
-DESC_STOP = {"of", "the", "a", "an", "to", "for", "in", "at", "on", "and", "or", "is", "be", "whether", "this",
-             "that", "which", "with", "by", "from", "are", "has", "have", "if", "it"}
 
 
 

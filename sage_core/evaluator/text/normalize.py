@@ -114,14 +114,27 @@ def is_dontcare(value: str) -> bool:
     return bool(re.fullmatch(r"(any|anything|either|whatever)( \w+)?( is| are)?( fine| ok| okay| good)?", s))
 
 
+def sequence_index(words: list[str], seq: list[str]) -> Optional[int]:
+    """First index where ``seq`` runs contiguously in ``words``: the one token-sequence search of the evaluator."""
+    n = len(seq)
+    for i in range(len(words) - n + 1):
+        if words[i:i + n] == seq:
+            return i
+    return None
+
+
+def sequence_span(toks: list[tuple[str, int, int]], seq: list[str]) -> Optional[Span]:
+    """Character span of the first run of ``seq`` in ``tokens_with_spans`` output, or None."""
+    i = sequence_index([t for t, _, _ in toks], seq)
+    return None if i is None else (toks[i][1], toks[i + len(seq) - 1][2])
+
+
 def find_dontcare(text: str) -> Optional[Span]:
     toks = tokens_with_spans(text)
-    words = [t for t, _, _ in toks]
     for phrase in _DONTCARE_CLEAN:
-        p = phrase.split()
-        for i in range(len(words) - len(p) + 1):
-            if words[i:i + len(p)] == p:
-                return (toks[i][1], toks[i + len(p) - 1][2])
+        span = sequence_span(toks, phrase.split())
+        if span:
+            return span
     return None
 
 
@@ -526,12 +539,10 @@ def _find_tokens(value: str, text: str) -> Optional[Span]:
         if k == s and v != s:
             variants.append(v.split())
     tt = tokens_with_spans(text)
-    words = [t for t, _, _ in tt]
     for var in variants:
-        n = len(var)
-        for i in range(len(words) - n + 1):
-            if words[i:i + n] == var:
-                return (tt[i][1], tt[i + n - 1][2])
+        span = sequence_span(tt, var)
+        if span:
+            return span
     return None
 
 

@@ -3,7 +3,6 @@ inside a question? which sentence holds this span?)."""
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from sage_core.data.types import Turn
 from sage_core.evaluator.text.lexicon import ABOUT_IT, ABOUT_OFFER, IF_CLAUSE, Span
@@ -26,14 +25,6 @@ def previous_agent_text(turn: Turn) -> str:
         if u.speaker == "agent":
             return u.text
     return ""
-
-
-def phrase_index(phrase: str, words: list[str]) -> Optional[int]:
-    p = phrase.split()
-    for i in range(len(words) - len(p) + 1):
-        if words[i:i + len(p)] == p:
-            return i
-    return None
 
 
 def sentence_of(text: str, span: Span) -> str:

@@ -8,6 +8,7 @@ from sage_core.evaluator.text.lexicon import (
     GENERIC_BOOL_WORDS,
     NAME_HINTS,
     OPPOSITE_END,
+    SLOT_NAME_FALLBACK_STOP,
     STOP,
     TYPE_HINTS,
 )
@@ -19,14 +20,14 @@ def _own_tokens(slot: str) -> list[str]:
     """Content words of a slot name; 'to'/'from' only steer direction hints, never match alone."""
     raw = tokens(slot.replace("_", " "))
     own = [t for t in raw if t not in STOP]
-    return own or [t for t in raw if t not in ("of", "the", "a", "an", "to", "from", "is", "has")]
+    return own or [t for t in raw if t not in SLOT_NAME_FALLBACK_STOP]
 
 
 def _desc_stems(desc: str) -> list[str]:
     """Content words of a slot description plus simple stems ("leaving" -> "leave", "arrival" -> "arrive")."""
     out = []
     for t in tokens(desc):
-        if t in STOP or len(t) <= 3 or t in ("whether", "user", "number", "name", "this", "that"):
+        if t in STOP or len(t) <= 3:
             continue
         out.append(t)
         for suf, rep in (("ing", "e"), ("ing", ""), ("al", "e"), ("ure", "")):
@@ -75,7 +76,7 @@ def slot_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_
         put(h, 0.4)
     desc = spec.slots[slot].description if slot in spec.slots else ""
     for t in tokens(desc):
-        if t not in STOP and len(t) > 3 and t not in ("whether", "user", "number", "name", "this", "that"):
+        if t not in STOP and len(t) > 3:
             put(t, 0.3)
     return sorted(kws.items())
 

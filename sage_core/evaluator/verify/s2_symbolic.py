@@ -9,7 +9,7 @@ from typing import Callable, Optional, Union
 
 from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Verdict
 from sage_core.evaluator.text.agent_acts import confirmation_cue
-from sage_core.evaluator.text.lexicon import NEGATION
+from sage_core.evaluator.text.lexicon import FUNCTION_WORDS, NEGATION
 from sage_core.evaluator.text.normalize import (
     clean_text,
     compare,
@@ -27,8 +27,9 @@ from sage_core.evaluator.verify.s1 import TurnContext
 
 # S2 abstains when |margin| < tau (the paper's tau = 0.20).
 DEFAULT_TAU = 0.20
-STOP = {"the", "a", "an", "of", "and", "at", "in", "on", "for", "to", "restaurant", "bar", "grill", "cafe", "inc",
-        "hotel", "inn", "theater", "theatre", "center", "centre", "airport", "station", "international"}
+# value comparisons ignore function words and the generic nouns of venue names ("Taj Mahal restaurant")
+STOP = FUNCTION_WORDS | {"restaurant", "bar", "grill", "cafe", "inc", "hotel", "inn", "theater", "theatre", "center",
+                         "centre", "airport", "station", "international"}
 
 
 @dataclass
