@@ -27,6 +27,32 @@ from sage_core.evaluator.verify.s1 import TurnContext
 
 # S2 abstains when |margin| < tau (the paper's tau = 0.20).
 DEFAULT_TAU = 0.20
+# --- S2-symbolic's named margins ------------------------------------------------------------
+# The support margin m a model-free check returns (m > 0: the failure is absent, m < 0: present);
+# |m| >= tau decides, as for an encoder's margin. They rank checks by how exact the evidence is;
+# they are set by hand, not fitted, and their verdicts carry the stage S2-symbolic so that reports
+# never count them as model decisions.
+M_EXACT = 0.9  # typed-equal value, or an exact span of it in u_t
+M_SPAN_IN_HISTORY = 0.85  # an exact span in an earlier turn (an offer the user accepted)
+M_USER_VALUE = 0.95  # UV: an annotated user value of the slot is the written value
+M_ALIAS = 0.75  # the value is said through one of the corpus profile's aliases
+M_CONTAINED = 0.7  # one value's content words contain the other's ("Taj" / "Taj Mahal")
+M_RECORDED_EXTRACTED = 0.7  # IUV: s_t wrote a value u_t itself says (the extracted user value mis-read the slot)
+M_RECORDED_ANNOTATED = 0.5  # the same with an annotated user value; also the floor of an extracted user value
+M_MISATTRIBUTED = 0.6  # IUV: s_t holds the extracted value under another slot of the same type
+M_DONTCARE_CUE = 0.8  # "no preference" said by the user
+M_DONTCARE_CUE_MISSING = 0.6  # dontcare written with no such cue (used negated)
+M_DEFAULT_CONFIRMED = 0.6  # the schema default, inside a confirmation the user answered
+M_DEFAULT = 0.3  # the schema default alone
+M_BOOL_DISCUSSED = 0.6  # a yes/no slot's keyword discussed with the matching polarity (or by the agent)
+M_BOOL_WEAK = 0.3  # discussed, polarity unclear
+M_BOOL_UNMENTIONED = 0.6  # nothing mentions the yes/no slot (used negated)
+M_CONTRADICTED = -0.9  # IUV: s_t lacks, keeps an old, or holds a different typed value (times the evidence confidence)
+M_STALE_UNEQUAL = -0.5  # IUV: s_t kept an old value that does not visibly equal the user's (weekday vs date)
+M_UNSUPPORTED = -0.85  # UV: a typed value, or no word of the value, found nowhere in u_t or history
+M_UNDECIDABLE = 0.0  # nothing to check against (no user text, a symbolic code, untracked slots): abstain
+ANNOTATED_ACT_SCALE = 0.9  # WNF / PC: an annotated act's margin (an extracted act's is its confidence)
+
 # value comparisons ignore function words and the generic nouns of venue names ("Taj Mahal restaurant")
 STOP = FUNCTION_WORDS | {"restaurant", "bar", "grill", "cafe", "inc", "hotel", "inn", "theater", "theatre", "center",
                          "centre", "airport", "station", "international"}
@@ -114,29 +140,29 @@ class GroundingBackend:
         held = ctx.turn.state_after.get(slot) or ""
         same = compare(held, value, vt)
         if same is True:
-            return decide(0.9, self.tau, f"s_t[{slot}]={held!r} expresses the user's {value!r}", f"state_after.{slot}")
+            return decide(M_EXACT, self.tau, f"s_t[{slot}]={held!r} expresses the user's {value!r}", f"state_after.{slot}")
         if conf < 1.0:  # extracted value: rule out our own mis-attribution first
             other = [s for s, v in ctx.turn.state_after.items() if s != slot and s in ctx.spec.slots
                      and ctx.spec.slots[s].value_type == vt and (compare(v, value, vt) is True or
                                                                   (vt == "text" and _contained(v, value)))]
             if other:
-                return decide(0.6, self.tau, f"s_t holds {value!r} under {other[0]}: the extraction, not the "
+                return decide(M_MISATTRIBUTED, self.tau, f"s_t holds {value!r} under {other[0]}: the extraction, not the "
                                              "tracker, picked the slot")
         if ctx.diff.writes(slot) and held.strip() and find_in_text(held, ctx.turn.user, vt):
-            return decide(0.7 if conf < 1.0 else 0.5, self.tau,
+            return decide(M_RECORDED_EXTRACTED if conf < 1.0 else M_RECORDED_ANNOTATED, self.tau,
                           f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
         if not held.strip():
-            return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
+            return decide(M_CONTRADICTED * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
         if not ctx.diff.writes(slot):  # a stale value: the encoder only checks values the diff writes
             if same is None:  # e.g. a weekday against a calendar date: the tracker kept the old form
-                return decide(-0.5 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}, which "
+                return decide(M_STALE_UNEQUAL * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}, which "
                                                      "it does not visibly equal")
-            return decide(-0.9 * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}")
+            return decide(M_CONTRADICTED * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}")
         typed = _typed_values(held, value, vt)
         if typed and same is False:
-            return decide(-0.9 * conf, self.tau, f"s_t[{slot}]={held!r} and the user's {value!r} are different {vt}s")
+            return decide(M_CONTRADICTED * conf, self.tau, f"s_t[{slot}]={held!r} and the user's {value!r} are different {vt}s")
         if _contained(value, held):
-            return decide(0.7, self.tau, f"s_t[{slot}]={held!r} and {value!r} name the same thing (token containment)")
+            return decide(M_CONTAINED, self.tau, f"s_t[{slot}]={held!r} and {value!r} name the same thing (token containment)")
         desc = ctx.spec.describe_slot(slot)
 
         def finish(s: list[float]) -> Verdict:
@@ -147,7 +173,7 @@ class GroundingBackend:
 
     # --- WNF / PC (legality from W; the margin is the evidence confidence) ---------
     def plan_wnf(self, c: Criterion, ctx: TurnContext) -> Planned:
-        conf = 0.9 * _conf(c) if _conf(c) >= 1.0 else _conf(c)
+        conf = ANNOTATED_ACT_SCALE * _conf(c) if _conf(c) >= 1.0 else _conf(c)
         slot, legal = c.args["slot"], set(c.args["legal"])
         if slot not in legal:
             return decide(-conf, self.tau, f"request of {slot} (confidence {_conf(c):.2f}) is outside Next(W, s) = "
@@ -157,12 +183,12 @@ class GroundingBackend:
         return decide(conf, self.tau, f"{slot} is a legal next field", "agent")
 
     def plan_pc(self, c: Criterion, ctx: TurnContext) -> Planned:
-        conf = 0.9 * _conf(c) if _conf(c) >= 1.0 else _conf(c)
+        conf = ANNOTATED_ACT_SCALE * _conf(c) if _conf(c) >= 1.0 else _conf(c)
         if c.args["missing"]:
             return decide(-conf, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
                                            "are empty", "agent")
         if c.args.get("untracked"):
-            return decide(0.0, self.tau, f"required slots {c.args['untracked']} are not tracked by this state source")
+            return decide(M_UNDECIDABLE, self.tau, f"required slots {c.args['untracked']} are not tracked by this state source")
         return decide(conf, self.tau, "every required slot is filled", "agent")
 
     # --- UV ------------------------------------------------------------------
@@ -170,43 +196,43 @@ class GroundingBackend:
         slot, value, vt = c.args["slot"], c.args["value"], c.args["value_type"]
         for uv in ctx.user_values_for(slot):
             if compare(uv.value, value, vt) is True:
-                return decide(0.95 if uv.confidence >= 1.0 else max(0.5, uv.confidence), self.tau,
+                return decide(M_USER_VALUE if uv.confidence >= 1.0 else max(M_RECORDED_ANNOTATED, uv.confidence), self.tau,
                               f"{value!r} is the user's value for {slot}", "user")
         if re.fullmatch(r"[a-z]+(?:_[a-z]+)*_\d+", value.strip()):
-            return decide(0.0, self.tau, f"{value!r} is a symbolic code, not something a user says")
+            return decide(M_UNDECIDABLE, self.tau, f"{value!r} is a symbolic code, not something a user says")
         texts = _context(ctx)
         if not any(w == "user" and t.strip() for w, _, t in texts):
-            return decide(0.0, self.tau, "no user text in u_t or history to ground the value in")
+            return decide(M_UNDECIDABLE, self.tau, "no user text in u_t or history to ground the value in")
         for who, i, text in texts:
             span = find_in_text(value, text, vt)
             if span:
-                m = 0.9 if i < 0 else 0.85
+                m = M_EXACT if i < 0 else M_SPAN_IN_HISTORY
                 where = "user" if i < 0 else f"history[{i}]"
                 return decide(m, self.tau, f"{value!r} is grounded in {where} at {list(span)}", where)
         for alias in ctx.profile.value_aliases.get(clean_text(value), ()):
             for who, i, text in texts:
                 if find_in_text(alias, text, "text"):
                     where = "user" if i < 0 else f"history[{i}]"
-                    return decide(0.75, self.tau, f"{value!r} is expressed as {alias!r} in {where}", where)
+                    return decide(M_ALIAS, self.tau, f"{value!r} is expressed as {alias!r} in {where}", where)
         if is_dontcare(value):
             for who, i, text in texts[:5]:
                 if who == "user" and find_dontcare(text):
-                    return decide(0.8, self.tau, f"the user expressed no preference for {slot}", "user")
-            return decide(-0.6, self.tau, f"no 'no preference' cue supports {slot}=dontcare")
+                    return decide(M_DONTCARE_CUE, self.tau, f"the user expressed no preference for {slot}", "user")
+            return decide(-M_DONTCARE_CUE_MISSING, self.tau, f"no 'no preference' cue supports {slot}=dontcare")
         default = ctx.spec.optional.get(slot)
         if default is not None and compare(default, value, vt) is True:
             prev_agent = next((t for w, i, t in texts if w == "agent"), "")
             if confirmation_cue(prev_agent):
-                return decide(0.6, self.tau, f"{value!r} is the default of {slot}, in a confirmation the user answered")
-            return decide(0.3, self.tau, f"{value!r} is the schema default of {slot}")
+                return decide(M_DEFAULT_CONFIRMED, self.tau, f"{value!r} is the default of {slot}, in a confirmation the user answered")
+            return decide(M_DEFAULT, self.tau, f"{value!r} is the schema default of {slot}")
         if ctx.spec.slots[slot].value_type == "bool":
             return self._uv_bool(slot, value, ctx, texts)
         if _typed_values(value, value, vt):
-            return decide(-0.85, self.tau, f"the {vt} {value!r} is not expressed in u_t or history")
+            return decide(M_UNSUPPORTED, self.tau, f"the {vt} {value!r} is not expressed in u_t or history")
         # partial token overlap -> encoder decides; none at all -> unsupported
         best = _best_window(value, texts)
         if best is None:
-            return decide(-0.85, self.tau, f"no word of {value!r} occurs in u_t or history")
+            return decide(M_UNSUPPORTED, self.tau, f"no word of {value!r} occurs in u_t or history")
         desc = ctx.spec.describe_slot(slot)
 
         def finish(s: list[float]) -> Verdict:
@@ -222,9 +248,9 @@ class GroundingBackend:
                     if w.startswith(k[:6]):
                         neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
                         val_true = str(value).strip().lower() in ("true", "yes")
-                        m = 0.6 if neg != val_true or who == "agent" else 0.3
+                        m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
-        return decide(-0.6, self.tau, f"nothing in the dialogue mentions {slot}")
+        return decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
 
 
 def _typed_values(a: str, b: str, vt: str) -> bool:
