@@ -24,7 +24,6 @@ sorted before every seeded choice: the same seed gives the same slice.
 """
 from __future__ import annotations
 
-import copy
 import random
 from collections import defaultdict
 from dataclasses import dataclass
@@ -191,17 +190,5 @@ def inject_natural(turn: Turn, cls: str, spec: WorkflowSpec, rng: random.Random,
     return NATURAL_INJECTORS[cls](turn, spec, rng, pool)
 
 
-def strip_annotations(turns: Sequence[Turn]) -> list[Turn]:
-    """Copies without ``user_values`` / ``agent_acts``: the text-only setting (what real logs look like)."""
-    out = []
-    for t in turns:
-        c = copy.copy(t)
-        c.user_values = None
-        c.agent_acts = None
-        out.append(c)
-    return out
-
-
 __all__ = ["INJECTION_MODES", "NaturalPool", "SourceUtterance", "NATURAL_INJECTORS", "inject_natural",
-           "inject_wnf_natural", "inject_pc_natural", "inject_uv_natural", "inject_iuv_natural",
-           "strip_annotations"]
+           "inject_wnf_natural", "inject_pc_natural", "inject_uv_natural", "inject_iuv_natural"]
