@@ -11,7 +11,8 @@ real value of that slot from another dialogue:
   service, so the slot is the same schema slot).
 - PC: the reply becomes a real agent turn of the same workflow whose acts
   include CONFIRM or NOTIFY_SUCCESS (and nothing but CONFIRM / NOTIFY_SUCCESS /
-  INFORM), where a required slot is still missing here.
+  INFORM), where a required slot is still missing here; its CONFIRM acts
+  restate none of the missing slots (it goes ahead without them).
 - UV: s_t gets a value that slot takes in another dialogue of the split and
   that nothing in history + u_t + a_t supports.
 - IUV: as in template mode (a value the user really gave in u_t is dropped
@@ -130,7 +131,10 @@ def inject_pc_natural(turn: Turn, spec: WorkflowSpec, rng: random.Random,
     missing = pc_missing(turn, spec)
     if not missing:
         return None
-    srcs = pool.confirmations_for(turn.workflow, turn.dialogue_id)
+    # a confirmation that restates a value for a missing slot would tell the agent that value; keep the ones
+    # that, like a real premature commitment, go ahead without it
+    srcs = [u for u in pool.confirmations_for(turn.workflow, turn.dialogue_id)
+            if not {s for a, s, _ in u.acts if a == "CONFIRM"} & set(missing)]
     if not srcs:
         return None
     src = rng.choice(srcs)

@@ -67,6 +67,7 @@ def test_pc_reply_is_a_real_confirmation_of_the_same_workflow(dev_corpus):
         kinds |= acts & CONFIRMING_ACTS
         missing = pc_missing(orig, registry.get(orig.workflow))
         assert missing and inj.meta["mutation"]["missing"] == missing
+        assert not {a.slot for a in inj.agent_acts if a.act == "CONFIRM"} & set(missing)
         assert inj.state_after == orig.state_after
     assert kinds == {"CONFIRM", "NOTIFY_SUCCESS"}  # both real kinds of premature commitment occur
 
