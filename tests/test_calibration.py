@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from sage_core.calibration import (expected_calibration_error, plot_reliability, reliability_bins,
+from sage_core.science.calibration import (expected_calibration_error, plot_reliability, reliability_bins,
                                    verdict_correctness)
 
 

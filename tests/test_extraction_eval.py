@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from sage_core.extraction_eval import COMMIT, Counts, measure_extraction
-from sage_core.types import AgentAct, Turn, UserValue
+from sage_core.science.extraction_eval import COMMIT, Counts, measure_extraction
+from sage_core.data.types import AgentAct, Turn, UserValue
 
 from fixtures_sgd import registry  # noqa: F401  (fixture)
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from sage_core.lexicon_audit import (SplitData, audit_commit_cues, audit_request_hints, audit_synonyms,
+from sage_core.science.lexicon_audit import (SplitData, audit_commit_cues, audit_request_hints, audit_synonyms,
                                      audit_value_phrases, categorical_taker)
-from sage_core.normalize import clean_text, tokens
+from sage_core.evaluator.text.normalize import clean_text, tokens
 
 SCHEMA = [{"service_name": "Ride_1", "slots": [
     {"name": "ride_type", "possible_values": ["Pool", "Luxury"], "is_categorical": True},

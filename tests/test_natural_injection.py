@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.inject import appears, norm_text, pc_missing, turn_rng, wnf_candidates
-from sage_core.natural_injection import (CONFIRMING_ACTS, NaturalPool, inject_natural, inject_pc_natural,
+from sage_core.science.inject import appears, norm_text, pc_missing, turn_rng, wnf_candidates
+from sage_core.science.natural_injection import (CONFIRMING_ACTS, NaturalPool, inject_natural, inject_pc_natural,
                                          inject_uv_natural, inject_wnf_natural)
 
 
 @pytest.fixture(scope="module")
 def dev_corpus(shared_data):
     """Three SGD dev files (train/dev are ours to use; never test for development)."""
-    from sage_core.loaders.sgd import load_sgd_dialogues
-    from sage_core.workflow import load_sgd_schema
+    from sage_core.corpora.sgd.loader import load_sgd_dialogues
+    from sage_core.specs.sgd_format import load_sgd_schema
 
     dev = shared_data / "sgd" / "dev"
     registry = load_sgd_schema(str(dev / "schema.json"))

@@ -30,10 +30,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-from .inject import (CLASSES, _context, _copy, _finish, _same, appears, inject_iuv, norm_text, pc_missing,
+from sage_core.science.inject import (CLASSES, _context, _copy, _finish, _same, appears, inject_iuv, norm_text, pc_missing,
                      wnf_candidates)
-from .types import AgentAct, Turn
-from .workflow import WorkflowSpec
+from sage_core.data.types import AgentAct, Turn
+from sage_core.specs.workflow import WorkflowSpec
 
 INJECTION_MODES = ("natural", "template")
 CONFIRMING_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})

@@ -23,8 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from .types import AgentAct, Turn, UserValue
-from .workflow import WorkflowRegistry
+from sage_core.data.types import AgentAct, Turn, UserValue
+from sage_core.specs.workflow import WorkflowRegistry
 
 EvidenceFn = Callable[[Turn, object], tuple[list[UserValue], list[AgentAct]]]
 ValueMatch = Callable[[str, str, str], bool]
