@@ -3,7 +3,7 @@
 Reads only ../shared/data/sgd/train and dev. For the value aliases, synonyms,
 number phrases and don't-care phrases of the normaliser and the request hints
 and commit cues of the extractor, prints fired / correct / precision and the
-decision by the rule in ``sage_core.lexicon_audit`` (keep: >= 3 correct
+decision by the rule in ``sage_core.science.lexicon_audit`` (keep: >= 3 correct
 firings and precision >= 0.6). ``--markdown`` prints the table for
 docs/benchmarks.md; ``--json`` writes every row.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sage_core.lexicon_audit import (MIN_CORRECT, MIN_PRECISION, SplitData, any_taker, audit_commit_cues,  # noqa: E402
+from sage_core.science.lexicon_audit import (MIN_CORRECT, MIN_PRECISION, SplitData, any_taker, audit_commit_cues,  # noqa: E402
                                      audit_request_hints, audit_synonyms, audit_value_phrases,
                                      categorical_taker, numeric_taker)
 
@@ -29,7 +29,8 @@ BASIC_NUMBERS = set("zero one two three four five six seven eight nine ten eleve
 
 def tables():
     """The lexicon tables as they live in the evaluator today."""
-    from sage_core import extract, normalize
+    from sage_core.evaluator.text import lexicon as extract
+    from sage_core.evaluator.text import normalize
     return {
         "VALUE_ALIASES": [(c, p) for c, ps in normalize.VALUE_ALIASES.items() for p in ps],
         "SYNONYMS": [(b, a) for a, b in normalize.SYNONYMS.items() if a != b],
@@ -42,7 +43,7 @@ def tables():
 
 
 def run_audit(data: SplitData) -> list:
-    from sage_core.normalize import clean_text, tokens
+    from sage_core.evaluator.text.normalize import clean_text, tokens
     t = tables()
     cat = categorical_taker(data)
     rows = []

@@ -6,7 +6,7 @@ Every SGD test turn is loaded with its annotated ``agent_acts`` / ``user_values`
 text with the annotations stripped (the prediction). SGD-X: the test turns are
 remapped onto each variant's schema (renamed slots/intents, paraphrased
 descriptions; utterances unchanged) and extracted with that schema. Prints
-figures only (no asserts). Measurement code: ``sage_core.extraction_eval``.
+figures only (no asserts). Measurement code: ``sage_core.science.extraction_eval``.
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_extraction.py [--split test] [--no-sgdx] [--slots 25] [--json out.json]
 """
@@ -25,7 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sage_core.extraction_eval import COMMIT, measure_extraction  # noqa: E402
+from sage_core.science.extraction_eval import COMMIT, measure_extraction  # noqa: E402
 
 ACTS_SHOWN = ("REQUEST", "CONFIRM", "NOTIFY_SUCCESS", COMMIT, "OFFER", "INFORM", "INFORM_COUNT", "OFFER_INTENT",
               "REQ_MORE", "NOTIFY_FAILURE", "GOODBYE")
@@ -33,12 +33,12 @@ ACTS_SHOWN = ("REQUEST", "CONFIRM", "NOTIFY_SUCCESS", COMMIT, "OFFER", "INFORM",
 
 def evidence_fn():
     """The evaluator's evidence for a turn (annotated, else extracted from text at the extraction floor)."""
-    from sage_core.compiler import turn_evidence
+    from sage_core.evaluator.compile import turn_evidence
     return lambda turn, spec: turn_evidence(turn, spec)
 
 
 def value_match():
-    from sage_core.normalize import values_match
+    from sage_core.evaluator.text.normalize import values_match
     return values_match
 
 
@@ -77,8 +77,8 @@ def main(argv=None) -> int:
     if not split.is_dir():
         print(f"SGD {args.split} split not found at {split}; nothing to measure")
         return 0
-    from sage_core.loaders.sgd import load_sgd_dialogues, remap_turns, sgdx_slot_map
-    from sage_core.workflow import load_sgd_schema
+    from sage_core.corpora.sgd.loader import load_sgd_dialogues, remap_turns, sgdx_slot_map
+    from sage_core.specs.sgd_format import load_sgd_schema
 
     registry = load_sgd_schema(str(split / "schema.json"))
     turns = list(load_sgd_dialogues(str(split), registry))
