@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 
 from sage_core import (  # noqa: E402
     ROUTING_STAGES,
+    SageInputError,
     bootstrap_ci,
     build_slice,
     load_turns,
@@ -158,11 +159,15 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     turns, registry = load_turns("sgd", str(data), str(data / "schema.json"))
-    if args.seeds:
-        seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
-        return multi_seed(turns, registry, seeds, args)
-    sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
-                              classes=args.classes.split(","), injection=args.injection)
+    try:
+        if args.seeds:
+            seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+            return multi_seed(turns, registry, seeds, args)
+        sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
+                                  classes=args.classes.split(","), injection=args.injection)
+    except SageInputError as e:  # e.g. --n beyond the caps of a smaller split
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     t_build = time.perf_counter() - t0
     for line in summary.lines():
         print(line)

@@ -67,7 +67,10 @@ def plot_risk_coverage(turns, evs: dict[str, EvaluatorVerdicts], path: Path) -> 
 def plot_reliabilities(data: ReportData, out_dir: Path) -> list[Path]:
     """One reliability diagram per evaluator with confidence (``reliability_<name>.png``)."""
     out = []
-    for name, sel in data.selective.items():
+    sels = dict(data.selective)
+    if data.text_only and data.text_only.get("selective"):
+        sels[data.text_only["name"]] = data.text_only["selective"]
+    for name, sel in sels.items():
         bins = [ReliabilityBin(**b) for b in sel.get("reliability") or []]
         if bins:
             safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
