@@ -93,7 +93,7 @@ def plot_reliability(bins: list[ReliabilityBin], path: Path, title: str = "Turn-
     ax.set_ylabel("accuracy of verdicts")
     ax.set_ylim(0, 1.02)
     ax.set_title(title + (f" (ECE {ece:.3f})" if ece is not None else ""))
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right", framealpha=0.9)
     axn.bar([b.lo for b in bins], [b.n for b in bins], width=width, align="edge", color="C0", edgecolor="black")
     axn.set_yscale("symlog")
     axn.set_ylabel("turns")
