@@ -29,10 +29,11 @@ BASIC_NUMBERS = set("zero one two three four five six seven eight nine ten eleve
 
 def tables():
     """The lexicon tables as they live in the evaluator today."""
+    from sage_core.corpora.sgd.profile import SGD_PROFILE
     from sage_core.evaluator.text import lexicon as extract
     from sage_core.evaluator.text import normalize
     return {
-        "VALUE_ALIASES": [(c, p) for c, ps in normalize.VALUE_ALIASES.items() for p in ps],
+        "VALUE_ALIASES": [(c, p) for c, ps in SGD_PROFILE.value_aliases.items() for p in ps],
         "SYNONYMS": [(b, a) for a, b in normalize.SYNONYMS.items() if a != b],
         "NUMBER_WORDS (phrases)": [(str(n), w) for w, n in normalize.NUMBER_WORDS.items() if w not in BASIC_NUMBERS],
         "DONTCARE_PHRASES": [("dontcare", p) for p in normalize.DONTCARE_PHRASES],

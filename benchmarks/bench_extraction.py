@@ -31,10 +31,11 @@ ACTS_SHOWN = ("REQUEST", "CONFIRM", "NOTIFY_SUCCESS", COMMIT, "OFFER", "INFORM",
               "REQ_MORE", "NOTIFY_FAILURE", "GOODBYE")
 
 
-def evidence_fn():
-    """The evaluator's evidence for a turn (annotated, else extracted from text at the extraction floor)."""
+def evidence_fn(registry):
+    """The evaluator's evidence for a turn (annotated, else extracted from text at the default extraction
+    floor, with the corpus profile the schema loader attached)."""
     from sage_core.evaluator.compile import turn_evidence
-    return lambda turn, spec: turn_evidence(turn, spec)
+    return lambda turn, spec: turn_evidence(turn, spec, profile=registry.profile)
 
 
 def value_match():
@@ -77,14 +78,14 @@ def main(argv=None) -> int:
     if not split.is_dir():
         print(f"SGD {args.split} split not found at {split}; nothing to measure")
         return 0
+    from sage_core import load_schema
     from sage_core.corpora.sgd.loader import load_sgd_dialogues, remap_turns, sgdx_slot_map
-    from sage_core.specs.sgd_format import load_sgd_schema
 
-    registry = load_sgd_schema(str(split / "schema.json"))
+    registry = load_schema(str(split / "schema.json"))
     turns = list(load_sgd_dialogues(str(split), registry))
     if args.limit:
         turns = turns[:args.limit]
-    fn, match = evidence_fn(), value_match()
+    fn, match = evidence_fn(registry), value_match()
     out = {}
     t0 = time.perf_counter()
     sc = measure_extraction(turns, registry, fn, match)
@@ -96,9 +97,9 @@ def main(argv=None) -> int:
     if not args.no_sgdx and args.split == "test" and sgdx_root.is_dir():
         summary = []
         for schema in sorted(sgdx_root.glob("v*/schema.json")):
-            vreg = load_sgd_schema(str(schema))
+            vreg = load_schema(str(schema))
             vturns = remap_turns(turns, sgdx_slot_map(registry, vreg), vreg)
-            vsc = measure_extraction(vturns, vreg, fn, match)
+            vsc = measure_extraction(vturns, vreg, evidence_fn(vreg), match)
             name = schema.parent.name
             out[name] = vsc.as_dict()
             print_scores(f"SGD-X {name}", vsc, 0)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from sage_core.data.types import AgentAct, Turn, UserValue
+from sage_core.science.statistics import prf_from_counts
 from sage_core.specs.workflow import WorkflowRegistry
 
 EvidenceFn = Callable[[Turn, object], tuple[list[UserValue], list[AgentAct]]]
@@ -38,18 +39,21 @@ class Counts:
     fp: int = 0
     fn: int = 0
 
+    def _prf(self) -> tuple[float, float, float]:
+        p, r, f = prf_from_counts(self.tp, self.fp, self.fn, zero_division=float("nan"))  # undefined -> NaN
+        return float(p), float(r), float(f)
+
     @property
     def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else float("nan")
+        return self._prf()[0]
 
     @property
     def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
+        return self._prf()[1]
 
     @property
     def f1(self) -> float:
-        d = 2 * self.tp + self.fp + self.fn
-        return 2 * self.tp / d if d else float("nan")
+        return self._prf()[2]
 
     @property
     def support(self) -> int:
