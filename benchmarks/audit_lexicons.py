@@ -36,7 +36,7 @@ def tables():
         "VALUE_ALIASES": [(c, p) for c, ps in SGD_PROFILE.value_aliases.items() for p in ps],
         "SYNONYMS": [(b, a) for a, b in normalize.SYNONYMS.items() if a != b],
         "NUMBER_WORDS (phrases)": [(str(n), w) for w, n in normalize.NUMBER_WORDS.items() if w not in BASIC_NUMBERS],
-        "DONTCARE_PHRASES": [("dontcare", p) for p in normalize.DONTCARE_PHRASES],
+        "DONTCARE_PHRASES": [("dontcare", p) for p in normalize.DONTCARE_PHRASES if p != "dontcare"],  # the value itself
         "NAME_HINTS": [(k, h) for k, hs in extract.NAME_HINTS.items() for h in hs],
         "DIRECTION_HINTS": [(k, h) for k, hs in extract.DIRECTION_HINTS.items() for h in hs],
         "CONFIRM_CUES": [(p, a) for p, a, _ in extract.CONFIRM_CUES],
