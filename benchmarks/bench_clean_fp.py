@@ -1,8 +1,8 @@
 """Clean-turn false positives, text-only: how often SAGE-Core flags a real, clean SGD turn
 when the compiler must extract user values / agent acts from the text.
 
-Loads ../shared/data/sgd/test, takes a seeded sample of N clean turns (every
-loaded SGD turn is clean: no failure is injected), strips ``user_values`` and
+Loads ../shared/data/sgd/test, takes every turn (or, with ``--n N``, a seeded
+sample of N; every loaded SGD turn is clean: no failure is injected), strips ``user_values`` and
 ``agent_acts``, evaluates with SAGE-Core (S2 backend offline) and prints the
 false-positive rate, the breakdown by fired class and, for up to ``--examples``
 flagged turns, the utterances, states and the criteria that fired.
@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "sgd" / "test"))
-    ap.add_argument("--n", type=int, default=1500, help="sample size (0 = every turn)")
+    ap.add_argument("--n", type=int, default=0, help="sample size (0 = every turn, the default)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--examples", type=int, default=20)
     ap.add_argument("--s2-backend", default="offline")
@@ -50,7 +50,8 @@ def main(argv=None) -> int:
     flagged = [(t, v) for t, v in zip(sample, vs) if v.predicted_failure]
     by_class = Counter(c for _, v in flagged for c in v.fired_classes)
     n = len(sample)
-    print(f"{n} clean SGD turns (seed {args.seed}, {'annotated' if args.annotated else 'text-only'}), "
+    print(f"{n} clean SGD turns of {Path(args.data).name} ({'all' if n == len(turns) else f'seed {args.seed}'}, "
+          f"{'annotated' if args.annotated else 'text-only'}), "
           f"SAGE-Core, S2 backend {ev.s2_backend_name}")
     print(f"false positives: {len(flagged)} / {n} = {100 * len(flagged) / max(n, 1):.2f} %")
     print("by fired class (a turn may fire several): "

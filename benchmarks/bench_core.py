@@ -67,15 +67,15 @@ def quick_sgd_turns(folder: Path, registry: WorkflowRegistry, limit: int | None 
     return turns
 
 
-def load_turns(n: int):
+def load_turns(n: int, injection: str = "natural"):
     """~n SGD turns: the injected 280-turn slice when the science modules exist, else clean loader turns."""
     registry = load_schema(SGD_TEST / "schema.json")
     try:
         from sage_core import build_slice
         from sage_core import load_turns as corpus_turns
         turns, registry = corpus_turns("sgd", str(SGD_TEST), str(SGD_TEST / "schema.json"))
-        turns, _ = build_slice(turns, registry, n=n, rate=0.5, seed=0)
-        return turns, registry, "slice_builder (50% injected, seed 0)"
+        turns, _ = build_slice(turns, registry, n=n, rate=0.5, seed=0, injection=injection)
+        return turns, registry, f"slice_builder (50% injected, seed 0, {injection} injection)"
     except ImportError:
         pass
     try:
@@ -100,12 +100,13 @@ def timed(registry, turns, runs: int = 2) -> tuple[list[float], list]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=280)
+    ap.add_argument("--injection", default="natural", choices=["natural", "template"])
     args = ap.parse_args()
     import copy
 
     from sage_core import classification_metrics
     from sage_core.evaluator.verify.s2_encoders import embed
-    turns, registry, source = load_turns(args.n)
+    turns, registry, source = load_turns(args.n, args.injection)
     t0 = time.perf_counter()
     embed(["warm up"])  # MiniLM loads once per process
     load_s = time.perf_counter() - t0

@@ -1,6 +1,8 @@
-"""SGD slice benchmark: build the paper's slice, run SAGE-Core offline, print figures vs targets.
+"""SGD slice benchmark: build an injected SGD slice, run SAGE-Core offline, print figures vs targets.
 
-Builds the 280-turn slice from ../shared/data/sgd/test (rate 0.5, seed 0),
+Builds the 280-turn slice from ../shared/data/sgd/test (rate 0.5, seed 0; ``--injection natural``,
+the default: WNF/PC replies are real agent utterances and UV values real values from other test
+dialogues; ``--injection template`` reproduces the paper's templated slice),
 evaluates it twice with the offline S2 backend (the second run is the warm
 figure), and prints F1 with a 95 % CI, per-class recall, routing shares,
 ms/turn and whole-slice seconds, each target with a PASS/FAIL mark. It never
@@ -11,7 +13,9 @@ criteria that fired or stayed silent, to tell evaluator faults from injector fau
 annotated slice (a consistency check: injectors and evaluator share the written
 contract) and for the same slice with ``user_values``/``agent_acts`` stripped
 (text-only: the compiler must extract the evidence), each seed's F1 and
-per-class recall and their mean ± sd (sample sd, ddof=1) over the seeds.
+per-class recall and their mean ± sd (sample sd, ddof=1) over the seeds, then the
+calibration of turn confidence over all seeds' turns (ECE, reliability bins;
+``--plot-dir`` writes the reliability plots) and warm ms/turn.
 """
 from __future__ import annotations
 
@@ -30,14 +34,17 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from sage_core import (
+from sage_core import (  # noqa: E402
     ROUTING_STAGES,
+    SageInputError,
     bootstrap_ci,
     build_slice,
     load_turns,
     per_class_recall,
     prf,
 )
+from sage_core.science.calibration import (expected_calibration_error, plot_reliability, reliability_bins,  # noqa: E402
+                                           verdict_correctness)
 
 
 def mark(ok: bool) -> str:
@@ -57,10 +64,7 @@ def describe(t, v) -> str:
     return "\n".join(lines)
 
 
-def strip(turns):
-    """Copies of the turns without user_values/agent_acts (the text-only setting)."""
-    import dataclasses
-    return [dataclasses.replace(t, user_values=None, agent_acts=None) for t in turns]
+from sage_core.science.report.compute import strip_annotations as strip  # noqa: E402
 
 
 def score(sl, vs) -> dict:
@@ -85,15 +89,25 @@ def multi_seed(turns, registry, seeds, args) -> int:
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
     classes = args.classes.split(",")
     res: dict[str, list[dict]] = {"annotated": [], "text-only": []}
-    print(f"{len(seeds)} slices (n={args.n}, rate 0.5, seeds {','.join(map(str, seeds))}); SAGE-Core, "
-          f"S2 backend {args.s2_backend}")
+    calib: dict[str, tuple[list, list]] = {"annotated": ([], []), "text-only": ([], [])}
+    timing: dict[str, list[float]] = {"annotated": [], "text-only": []}
+    print(f"{len(seeds)} slices (n={args.n}, rate 0.5, seeds {','.join(map(str, seeds))}, injection "
+          f"{args.injection}, split {Path(args.data).name}); SAGE-Core, S2 backend {args.s2_backend}")
     print(f"{'seed':>4} {'variant':<10} {'F1':>6} {'P':>6} {'R':>6} {'fp':>4} {'fn':>4} {'und':>4}  "
           + " ".join(f"{'R_' + c:>6}" for c in ("IUV", "WNF", "PC", "UV")))
     for seed in seeds:
-        sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=seed, classes=classes)
+        sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=seed, classes=classes,
+                                  injection=args.injection)
         for variant, ts in (("annotated", sl), ("text-only", strip(sl))):
-            r = score(ts, ev.evaluate(ts))
+            vs = ev.evaluate(ts)
+            t0 = time.perf_counter()
+            vs = ev.evaluate(ts)  # warm: the same evaluator's second pass
+            timing[variant].append(1000 * (time.perf_counter() - t0) / len(ts))
+            r = score(ts, vs)
             res[variant].append(r)
+            y = [1 if t.gold.label == "failure" else 0 for t in ts]
+            calib[variant][0].extend(verdict_correctness(y, [1 if v.predicted_failure else 0 for v in vs]))
+            calib[variant][1].extend(v.confidence for v in vs)
             print(f"{seed:>4} {variant:<10} {r['f1']:6.3f} {r['precision']:6.3f} {r['recall']:6.3f} "
                   f"{r['fp']:>4} {r['fn']:>4} {r['undecided']:>4}  "
                   + " ".join(f"{'—' if x is None else f'{x:.3f}':>6}" for x in r["rec"].values()))
@@ -103,6 +117,20 @@ def multi_seed(turns, registry, seeds, args) -> int:
         print(f"  {variant:<10} F1 {_msd([r['f1'] for r in rs])}  P {_msd([r['precision'] for r in rs])}  "
               f"R {_msd([r['recall'] for r in rs])}  "
               + ", ".join(f"R_{c} {_msd([r['rec'][c] for r in rs])}" for c in ("IUV", "WNF", "PC", "UV")))
+    print(f"\ncalibration of turn confidence over all {len(seeds)} slices (10 equal-width bins; correct = "
+          f"prediction at full coverage equals gold):")
+    for variant, (ok, conf) in calib.items():
+        ece = expected_calibration_error(ok, conf)
+        bins = reliability_bins(ok, conf)
+        print(f"  {variant:<10} ECE {ece:.3f} over {len(ok)} turns; bins (range: n, mean conf, accuracy): "
+              + "; ".join(f"[{b.lo:.1f},{b.hi:.1f}): {b.n}, {b.mean_confidence:.3f}, {b.accuracy:.3f}"
+                          for b in bins if b.n))
+        if args.plot_dir:
+            p = plot_reliability(bins, Path(args.plot_dir) / f"reliability_{args.injection}_{variant}.png",
+                                 title=f"SGD {Path(args.data).name}, {args.injection}, {variant}", ece=ece)
+            print(f"  wrote {p}")
+    print("warm ms/turn (second pass of one evaluator, mean over seeds): "
+          + ", ".join(f"{k} {np.mean(v):.2f}" for k, v in timing.items()))
     return 0
 
 
@@ -115,6 +143,9 @@ def main(argv=None) -> int:
                     help="comma-separated seeds (e.g. 0,1,2,3,4): per-seed and mean ± sd figures, "
                          "annotated and text-only")
     ap.add_argument("--classes", default="IUV,WNF,PC,UV")
+    ap.add_argument("--injection", default="natural", choices=["natural", "template"],
+                    help="natural (real replies/values from other dialogues; default) or template (the paper's)")
+    ap.add_argument("--plot-dir", default=None, help="write reliability plots here (multi-seed mode)")
     ap.add_argument("--s2-backend", default="offline")
     ap.add_argument("--show-errors", action="store_true")
     ap.add_argument("--strip-annotations", action="store_true",
@@ -128,11 +159,15 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     turns, registry = load_turns("sgd", str(data), str(data / "schema.json"))
-    if args.seeds:
-        seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
-        return multi_seed(turns, registry, seeds, args)
-    sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
-                              classes=args.classes.split(","))
+    try:
+        if args.seeds:
+            seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+            return multi_seed(turns, registry, seeds, args)
+        sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
+                                  classes=args.classes.split(","), injection=args.injection)
+    except SageInputError as e:  # e.g. --n beyond the caps of a smaller split
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     t_build = time.perf_counter() - t0
     for line in summary.lines():
         print(line)

@@ -9,6 +9,7 @@ from sage_core.data.errors import SageInputError
 from sage_core.data.types import AgentAct, FailureClass, Turn, UserValue, Utterance
 from sage_core.corpora.multiwoz.profile import MULTIWOZ_PROFILE
 from sage_core.corpora.sgd.profile import SGD_PROFILE
+from sage_core.data.profile import CorpusProfile
 from sage_core.evaluator.compile import compile_turn
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
 
@@ -151,7 +152,7 @@ def test_tracker_reset_reopens_slots_for_requests():
 
 def test_extracted_free_text_values_need_an_anchor():
     asked = make_turn("Somewhere in Corte Madera would be best.", "Okay.", {}, {"location": "Corte Madera"},
-                      history=[("agent", "In which city should I look?")])
+                      history=[("agent", "Where should I look?")])
     iuv = {c.args["slot"]: c.args for c in compile_turn(asked, SPEC) if c.type == FailureClass.IUV}
     assert iuv["location"]["value"] == "Corte Madera" and iuv["location"]["confidence"] == 0.9
     # a sentence-initial capitalised word is no value ("Make it ...")
@@ -307,10 +308,17 @@ def _spec(slots, required, sid="Svc_1:Do"):
     return WorkflowSpec(sid, sid.split(":")[0], sid.split(":")[1], "", sl, required, {}, is_transactional=True)
 
 
-def _uvs(spec, user, agent_before=""):
+def _uvs(spec, user, agent_before="", profile=SGD_PROFILE):
     hist = [Utterance("agent", agent_before)] if agent_before else []
     t = Turn("d1:1", "d1", spec.id, hist, user, "", {}, {}, None, None, None)
-    return {uv.slot: uv.value for uv in extract_user_values(t, spec, profile=SGD_PROFILE)}
+    return {uv.slot: uv.value for uv in extract_user_values(t, spec, profile=profile)}
+
+
+# a profile made up for the alias mechanics below (the protocol audit dropped these phrases from the SGD
+# profile: SGD train + dev never use them; the mechanics stay and are tested here)
+ALIAS_PROFILE = CorpusProfile(name="alias-test", value_aliases={
+    "flexible": ("refundable", "fully refundable"), "value": ("conditionally refundable",),
+    "music": ("musical",)})
 
 
 def test_numbers_in_questions_about_the_offer_are_no_user_values():
@@ -326,22 +334,9 @@ def test_bool_negation_forms():
                  ["add_insurance", "additional_luggage"])
     assert _uvs(spec, "No, thanks. I won't be needing insurance.")["add_insurance"] == "False"
     assert _uvs(spec, "Insurance is not necessary but thanks.")["add_insurance"] == "False"
-    assert _uvs(spec, "No. I have extra baggage with me.")["additional_luggage"] == "True"
+    assert _uvs(spec, "No. I have additional luggage with me.")["additional_luggage"] == "True"
     assert _uvs(spec, "I want insurance, please.")["add_insurance"] == "True"
     assert _uvs(spec, "I don't want insurance.")["add_insurance"] == "False"
-
-
-def test_child_friendly_means_good_for_kids():
-    spec = _spec([_slot("good_for_kids", "Whether the attraction is good for kids", ["True", "False"])],
-                 ["good_for_kids"])
-    assert _uvs(spec, "Look in Seattle, I'd like something which is child-friendly.") == {"good_for_kids": "True"}
-
-
-def test_event_type_aliases_show_and_musical():
-    spec = _spec([_slot("event_type", "Type of event", ["Music", "Theater"]), _slot("city", "City of the event")],
-                 ["event_type", "city"])
-    assert _uvs(spec, "Can you find a Show for me?")["event_type"] == "Theater"
-    assert _uvs(spec, "I really like musical shows.")["event_type"] == "Music"
 
 
 def test_check_in_question_is_no_check_out_request():
@@ -377,15 +372,17 @@ def test_are_there_questions_still_give_values():
 
 def test_longer_alias_wins_and_rejected_values_are_no_user_values():
     spec = _spec([_slot("class", "Fare class of the ticket", ["Value", "Flexible", "Business"])], ["class"])
-    assert _uvs(spec, "I need one seat that is conditionally refundable.") == {"class": "Value"}
-    assert _uvs(spec, "I want a refundable ticket.") == {"class": "Flexible"}
-    assert _uvs(spec, "No, I want a fully refundable ticket instead of a value ticket.") == {"class": "Flexible"}
+    p = ALIAS_PROFILE
+    assert _uvs(spec, "I need one seat that is conditionally refundable.", profile=p) == {"class": "Value"}
+    assert _uvs(spec, "I want a refundable ticket.", profile=p) == {"class": "Flexible"}
+    assert _uvs(spec, "No, I want a fully refundable ticket instead of a value ticket.", profile=p) == \
+        {"class": "Flexible"}
 
 
 def test_a_categorical_alias_is_no_free_text_answer():
     spec = _spec([_slot("event_type", "Type of event", ["Music", "Sports"]), _slot("city", "City of the event")],
                  ["event_type", "city"])
-    got = _uvs(spec, "I'm interested in Musical performance.", agent_before="In which city?")
+    got = _uvs(spec, "I'm interested in Musical performance.", agent_before="In which city?", profile=ALIAS_PROFILE)
     assert "city" not in got
     assert _uvs(spec, "I am in Portland.", agent_before="In which city?") == {"city": "Portland"}
 
@@ -405,6 +402,3 @@ def test_check_out_question_is_no_request_for_the_only_check_in_slot():
     assert "check_in_date" in {s for s, _, _ in requested_slots("When will you check in?", spec, profile=SGD_PROFILE)}
 
 
-def test_cheapest_ride_is_a_pool_ride():
-    spec = _spec([_slot("ride_type", "Type of ride", ["Pool", "Regular", "Luxury"])], ["ride_type"])
-    assert _uvs(spec, "Sure, just get me the cheapest one will do.") == {"ride_type": "Pool"}

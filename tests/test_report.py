@@ -105,6 +105,13 @@ def test_ablation_routing_selective(setup):
     assert s["f1_at"]["100"] == pytest.approx(d.evaluators["sage-core"]["f1"])
     assert s["f1_at"]["90"] == 1.0
     assert "direct" not in d.selective  # no confidence
+    # calibration: equals the ECE of the same correctness/confidence vectors, bins cover every turn
+    from sage_core.science.calibration import expected_calibration_error
+    ids = [t.turn_id for t in ts]
+    ev = sage["sage-core"]
+    ok = [int(ev.labels[i] == t.gold.label) for i, t in zip(ids, ts)]
+    assert s["ece"] == pytest.approx(expected_calibration_error(ok, ev.confidences(ids)))
+    assert sum(b["n"] for b in s["reliability"]) == len(ts) and s["ece"] > 0
 
 
 def test_sgdx_invariance():
@@ -145,8 +152,10 @@ def test_render_and_outputs(setup, tmp_path):
         assert section in md
     files = write_outputs(d, md, ts, {**sage, **base}, tmp_path)
     names = {f.name for f in files}
-    assert {"report.md", "report.json", "pareto.png", "risk_coverage.png"} <= names
+    assert {"report.md", "report.json", "pareto.png", "risk_coverage.png", "reliability_sage-core.png"} <= names
+    assert "reliability_direct.png" not in names  # no confidence, no reliability diagram
     assert (tmp_path / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| ECE |" in md
     back = json.loads((tmp_path / "report.json").read_text())
     assert back["evaluators"]["geval"]["f1"] == pytest.approx(d.evaluators["geval"]["f1"])
     assert "![pareto](pareto.png)" in (tmp_path / "report.md").read_text()

@@ -81,7 +81,7 @@ def test_uv_typed_value_paraphrase_not_fired(ev):
 
 def test_wnf_and_pc_from_text_cues(ev):
     st = {"location": "San Jose", "restaurant_name": "Sushi Taro"}
-    t = text_only("Thanks.", "Which city would you like to eat in?", st, st)
+    t = text_only("Thanks.", "Where would you like to eat?", st, st)
     v, f = finals(ev, t)
     assert f[("WNF", "location")].final.decision == Decision.TRUE and f[("WNF", "location")].final.stage == Stage.S2_SYMBOLIC
     pc = text_only("Sushi Taro please.", "Great, I have booked your table at Sushi Taro.", {"location": "San Jose"},

@@ -65,17 +65,25 @@ def test_caps_rate_and_balance(registry):
 
 
 def test_round_robin_respects_small_caps(registry):
-    out, summary = build_slice(corpus(), registry, n=100, rate=0.25, cap_per_intent=4, cap_files_per_service=3,
+    out, summary = build_slice(corpus(), registry, n=7, rate=0.25, cap_per_intent=4, cap_files_per_service=3,
                                seed=1)
-    assert len(out) <= 8 and len({t.dialogue_id for t in out}) <= 3
-    assert any("satisfy the caps" in n for n in summary.notes)
+    assert len(out) == 7 and len({t.dialogue_id for t in out}) <= 3
     assert Counter(t.workflow for t in out).most_common(1)[0][1] <= 4
 
 
+def test_n_beyond_the_caps_is_an_error_naming_them(registry):
+    from sage_core import SageInputError
+    with pytest.raises(SageInputError) as e:
+        build_slice(corpus(), registry, n=100, rate=0.25, cap_per_intent=4, cap_files_per_service=3, seed=1)
+    msg = str(e.value)
+    assert "--n 100" in msg and "at most 7" in msg and "--cap-per-intent 4" in msg \
+        and "--cap-files-per-service 3" in msg
+
+
 def test_seed_controls_everything(registry):
-    a, _ = build_slice(corpus(), registry, n=30, seed=4)
-    b, _ = build_slice(corpus(), registry, n=30, seed=4)
-    c, _ = build_slice(corpus(), registry, n=30, seed=5)
+    a, _ = build_slice(corpus(), registry, n=16, seed=4)
+    b, _ = build_slice(corpus(), registry, n=16, seed=4)
+    c, _ = build_slice(corpus(), registry, n=16, seed=5)
     assert [t.to_dict() for t in a] == [t.to_dict() for t in b]
     assert [t.to_dict() for t in a] != [t.to_dict() for t in c]
 
@@ -124,3 +132,45 @@ def test_cli_error_is_one_line(tmp_path, sgd_schema_path, shared_data):
               "--classes", "IUV,NOPE", "--out", str(tmp_path / "x.jsonl")], 0)
     assert r.returncode == 2 and r.stderr.startswith("error:") and "NOPE" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_cli_caps_error_exit_2(tmp_path, sgd_schema_path, shared_data):
+    r = _cli(["--dialogues", str(shared_data / "sgd" / "test"), "--schema", str(sgd_schema_path),
+              "--n", "5000", "--cap-per-intent", "2", "--cap-files-per-service", "3",
+              "--out", str(tmp_path / "x.jsonl")], 0)
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr
+    assert "--cap-per-intent 2" in r.stderr and "--cap-files-per-service 3" in r.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.fixture(scope="module")
+def dev_turns(shared_data):
+    from sage_core import load_turns
+    dev = shared_data / "sgd" / "dev"
+    return load_turns("sgd", str(dev), str(dev / "schema.json"))
+
+
+def test_natural_slice_uses_real_replies_and_text_only_strips(dev_turns):
+    turns, registry = dev_turns
+    by_id = {t.turn_id: t for t in turns}
+    corpus_agent = {t.agent for t in turns}
+    out, summary = build_slice(turns, registry, n=120, rate=0.5, seed=2, injection="natural")
+    assert summary.injection == "natural"
+    gold = Counter(t.gold.failure_class for t in out if t.gold.label == "failure")
+    assert sum(gold.values()) == 60 and set(gold) == {"IUV", "WNF", "PC", "UV"}
+    for t in out:
+        if t.gold.failure_class in ("WNF", "PC"):
+            src = by_id[t.meta["mutation"]["source_turn"]]
+            assert t.agent == src.agent and src.dialogue_id != t.dialogue_id
+        assert t.agent in corpus_agent  # every reply in the slice is a real SGD agent utterance
+    template, _ = build_slice(turns, registry, n=120, rate=0.5, seed=2, injection="template")
+    templated = [t for t in template if t.gold.failure_class in ("WNF", "PC")]
+    assert templated and any(t.agent not in corpus_agent for t in templated)
+    text, s2 = build_slice(turns, registry, n=120, rate=0.5, seed=2, injection="natural", text_only=True)
+    assert s2.text_only and all(t.user_values is None and t.agent_acts is None for t in text)
+    assert [(t.turn_id, t.agent, t.state_after, t.gold.failure_class) for t in text] == \
+        [(t.turn_id, t.agent, t.state_after, t.gold.failure_class) for t in out]
+    again, _ = build_slice(turns, registry, n=120, rate=0.5, seed=2, injection="natural")
+    assert [t.to_dict() for t in again] == [t.to_dict() for t in out]
+    with pytest.raises(Exception):
+        build_slice(turns, registry, n=10, injection="fancy")

@@ -7,6 +7,14 @@ share ``rate`` receives one injected failure, the classes assigned round-robin
 among the turns each class applies to. One seed drives every choice and every
 candidate list is sorted before it is shuffled, so the same seed writes the
 same bytes (regardless of PYTHONHASHSEED).
+
+``injection`` chooses how failures are written: ``natural`` (real agent
+utterances and real values from other dialogues of the same corpus, see
+``natural_injection``; the benchmarks' default) or ``template`` (the paper's
+templated requests and confirmations, kept to reproduce it). ``text_only``
+strips ``user_values`` / ``agent_acts`` from the written slice. An ``n`` the
+caps cannot supply is an input error that names the caps, never a silent
+shortfall.
 """
 from __future__ import annotations
 
@@ -15,12 +23,14 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from sage_core.data.errors import SageInputError
 from sage_core.data.slice_io import write_slice
 from sage_core.data.types import Turn
 from sage_core.science.inject import CLASSES, ValuePool, inject, mark_clean, turn_rng
+from sage_core.science.natural_injection import INJECTION_MODES, NaturalPool, inject_natural
+from sage_core.science.report.compute import strip_annotations
 from sage_core.specs.workflow import WorkflowRegistry
 
 
@@ -39,12 +49,16 @@ class SliceSummary:
     applicable: Counter = field(default_factory=Counter)
     per_workflow: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    injection: str = "template"
+    text_only: bool = False
 
     def lines(self) -> list[str]:
         out = [f"corpus: {self.corpus_turns} agent turns in {self.corpus_workflows} workflows "
                f"(the schema defines {self.schema_workflows})",
                f"slice: {self.n} turns (asked {self.n_requested}) from {self.sampled_workflows} workflows "
                f"and {self.dialogues} dialogues",
+               f"injection: {self.injection}" + (", text-only (user_values/agent_acts stripped)" if self.text_only
+                                                 else ", annotated"),
                "injected: " + ", ".join(f"{c} {self.injected.get(c, 0)}" for c in CLASSES)
                + f" (total {sum(self.injected.values())}, clean {self.n - sum(self.injected.values())})",
                "applicable among sampled turns: " + ", ".join(f"{c} {self.applicable.get(c, 0)}" for c in CLASSES)]
@@ -112,19 +126,34 @@ def sample_turns(turns: Sequence[Turn], n: int, cap_per_intent: int, cap_files_p
     return out
 
 
-def _applies(t: Turn, c: str, registry: WorkflowRegistry, seed: int, pool) -> bool:
-    return inject(t, c, registry.get(t.workflow), turn_rng(seed, t.turn_id, c), pool) is not None
+Injector = Callable[[Turn, str, object, object], Optional[Turn]]  # (turn, class, spec, rng) -> injected or None
+
+
+def make_injector(injection: str, turns: Sequence[Turn]) -> Injector:
+    """The injection function of a mode, with its pool of real values / utterances built from ``turns``."""
+    if injection == "natural":
+        npool = NaturalPool(turns)
+        return lambda t, c, spec, rng: inject_natural(t, c, spec, rng, npool)
+    if injection == "template":
+        vpool = ValuePool(turns)
+        return lambda t, c, spec, rng: inject(t, c, spec, rng, vpool)
+    raise SageInputError(f"unknown injection mode '{injection}'; use {' or '.join(INJECTION_MODES)}",
+                         field="injection")
+
+
+def _applies(t: Turn, c: str, registry: WorkflowRegistry, seed: int, injector: Injector) -> bool:
+    return injector(t, c, registry.get(t.workflow), turn_rng(seed, t.turn_id, c)) is not None
 
 
 def rebalance(sampled: list[Turn], spare: dict[str, list[Turn]], registry: WorkflowRegistry,
-              targets: dict[str, int], seed: int, pool) -> int:
+              targets: dict[str, int], seed: int, injector: Injector) -> int:
     """Swap clean-only turns for same-workflow spare turns a scarce class applies to.
 
     Keeps the workflow distribution (1:1 swaps within a workflow, so the caps
     hold) while giving every class enough candidates to reach its quota (plus
     20 % slack, since one turn can take only one injection). Returns the swaps.
     """
-    app = {c: {t.turn_id for t in sampled if _applies(t, c, registry, seed, pool)} for c in targets}
+    app = {c: {t.turn_id for t in sampled if _applies(t, c, registry, seed, injector)} for c in targets}
     need = {c: -(-targets[c] * 6 // 5) for c in targets}
     swaps = 0
     for c in sorted(targets, key=lambda k: (len(app[k]) - need[k], k)):
@@ -134,7 +163,7 @@ def rebalance(sampled: list[Turn], spare: dict[str, list[Turn]], registry: Workf
             for cand in list(spare[w]):
                 if len(app[c]) >= need[c]:
                     break
-                if not _applies(cand, c, registry, seed, pool):
+                if not _applies(cand, c, registry, seed, injector):
                     continue
                 # a sampled turn of this workflow that no scarce class needs
                 victim = next((t for t in sampled if t.workflow == w and t.turn_id not in app[c]
@@ -146,7 +175,7 @@ def rebalance(sampled: list[Turn], spare: dict[str, list[Turn]], registry: Workf
                 spare[w].remove(cand)
                 for o in targets:
                     app[o].discard(victim.turn_id)
-                    if o == c or _applies(cand, o, registry, seed, pool):
+                    if o == c or _applies(cand, o, registry, seed, injector):
                         app[o].add(cand.turn_id)
                 swaps += 1
     return swaps
@@ -154,13 +183,13 @@ def rebalance(sampled: list[Turn], spare: dict[str, list[Turn]], registry: Workf
 
 def assign_injections(sampled: Sequence[Turn], registry: WorkflowRegistry, n_inject: int,
                       classes: Sequence[str], seed: int, rng: random.Random,
-                      pool: Optional[ValuePool]) -> tuple[dict[str, Turn], Counter]:
+                      injector: Injector) -> tuple[dict[str, Turn], Counter]:
     """turn_id -> injected turn; classes round-robin, the scarcest class choosing first each round."""
     cands: dict[str, list[tuple[str, Turn]]] = {}
     for c in classes:
         lst = []
         for t in sampled:
-            r = inject(t, c, registry.get(t.workflow), turn_rng(seed, t.turn_id, c), pool)
+            r = injector(t, c, registry.get(t.workflow), turn_rng(seed, t.turn_id, c))
             if r is not None:
                 lst.append((t.turn_id, r))
         rng.shuffle(lst)
@@ -191,7 +220,8 @@ def assign_injections(sampled: Sequence[Turn], registry: WorkflowRegistry, n_inj
 
 def build_slice(turns: Sequence[Turn], registry: WorkflowRegistry, n: int = 280, rate: float = 0.5,
                 cap_per_intent: int = 8, cap_files_per_service: int = 12, seed: int = 0,
-                classes: Sequence[str] = CLASSES) -> tuple[list[Turn], SliceSummary]:
+                classes: Sequence[str] = CLASSES, injection: str = "template",
+                text_only: bool = False) -> tuple[list[Turn], SliceSummary]:
     """Sample ``n`` turns and inject failures into ``round(rate * n)`` of them."""
     if not 0 <= rate <= 1:
         raise SageInputError(f"--rate must be between 0 and 1, got {rate}", field="rate")
@@ -202,26 +232,30 @@ def build_slice(turns: Sequence[Turn], registry: WorkflowRegistry, n: int = 280,
         raise SageInputError(f"unknown failure class {', '.join(bad) or '(none)'}; use {','.join(CLASSES)}",
                              field="classes")
     classes = list(dict.fromkeys(classes))
+    injector = make_injector(injection, turns)
     rng = random.Random(seed)
     summary = SliceSummary(corpus_turns=len(turns), schema_workflows=len(registry),
-                           corpus_workflows=len({t.workflow for t in turns}), n_requested=n)
+                           corpus_workflows=len({t.workflow for t in turns}), n_requested=n,
+                           injection=injection, text_only=text_only)
     spare: dict[str, list[Turn]] = {}
     sampled = sample_turns(turns, n, cap_per_intent, cap_files_per_service, rng, spare)
     if len(sampled) < n:
-        summary.notes.append(f"only {len(sampled)} turns satisfy the caps (--cap-per-intent {cap_per_intent}, "
-                             f"--cap-files-per-service {cap_files_per_service})")
+        raise SageInputError(f"--n {n} is more than the caps allow: at most {len(sampled)} turns satisfy "
+                             f"--cap-per-intent {cap_per_intent} and --cap-files-per-service {cap_files_per_service} "
+                             f"on this corpus; lower --n or raise the caps", field="n")
     n_inject = round(rate * len(sampled))
-    pool = ValuePool(turns)
     targets = {c: n_inject // len(classes) + (1 if i < n_inject % len(classes) else 0)
                for i, c in enumerate(classes)}
-    swaps = rebalance(sampled, spare, registry, targets, seed, pool)
+    swaps = rebalance(sampled, spare, registry, targets, seed, injector)
     if swaps:
         summary.notes.append(f"{swaps} clean turns swapped for same-workflow turns to balance the classes")
-    injected, summary.applicable = assign_injections(sampled, registry, n_inject, classes, seed, rng, pool)
+    injected, summary.applicable = assign_injections(sampled, registry, n_inject, classes, seed, rng, injector)
     if len(injected) < n_inject:
         summary.notes.append(f"only {len(injected)} of {n_inject} injections were applicable")
     out = [injected.get(t.turn_id) or mark_clean(t) for t in sampled]
     out.sort(key=_turn_key)
+    if text_only:
+        out = strip_annotations(out)
     summary.n = len(out)
     summary.injected = Counter(t.gold.failure_class for t in out if t.gold.label == "failure")
     summary.per_workflow = Counter(t.workflow for t in out)
@@ -261,6 +295,11 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--classes", default=",".join(CLASSES),
                    help="failure classes to inject, e.g. UV for the UV-only variant")
+    p.add_argument("--injection", default="natural", choices=list(INJECTION_MODES),
+                   help="natural: WNF/PC replies are real agent utterances and UV values real values from other "
+                        "dialogues of the corpus (default); template: the paper's templated replies")
+    p.add_argument("--text-only", action="store_true",
+                   help="strip user_values and agent_acts from the written slice (what real logs look like)")
     p.add_argument("--out", required=True, help="output slice (JSONL)")
 
 
@@ -268,7 +307,8 @@ def run(args) -> int:
     classes = [c.strip().upper() for c in str(args.classes).split(",") if c.strip()]
     turns, registry = load_turns(args.corpus, args.dialogues, args.schema)
     out, summary = build_slice(turns, registry, n=args.n, rate=args.rate, cap_per_intent=args.cap_per_intent,
-                               cap_files_per_service=args.cap_files_per_service, seed=args.seed, classes=classes)
+                               cap_files_per_service=args.cap_files_per_service, seed=args.seed, classes=classes,
+                               injection=args.injection, text_only=args.text_only)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_slice(out, args.out)
     for line in summary.lines():
@@ -279,5 +319,6 @@ def run(args) -> int:
     return 0
 
 
-__all__ = ["build_slice", "sample_turns", "assign_injections", "load_turns", "SliceSummary",
+__all__ = ["build_slice", "sample_turns", "assign_injections", "load_turns", "SliceSummary", "make_injector",
+           "strip_annotations",
            "add_arguments", "run"]

@@ -21,9 +21,8 @@ NUMBER_WORDS = {
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
     "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "single": 1, "a single": 1, "a couple": 2, "couple": 2, "a couple of": 2, "a pair": 2,
-    "pair": 2, "both": 2, "a dozen": 12, "dozen": 12, "just me": 1, "only me": 1,
-    "myself": 1, "alone": 1, "solo": 1, "by myself": 1, "just one": 1,
+    # phrases beyond the numerals: only those the fitting splits support (protocol audit, docs/benchmarks.md)
+    "just me": 1, "alone": 1, "just one": 1,
 }
 ORDINAL_WORDS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
@@ -40,25 +39,19 @@ WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 RELATIVE_DAYS = ("day after tomorrow", "tomorrow", "today", "tonight", "this evening")
 TRUE_WORDS = {"true", "yes", "yeah", "yep", "yup", "sure", "y", "1", "affirmative", "ok", "okay"}
 FALSE_WORDS = {"false", "no", "nope", "n", "0", "negative", "nah"}
+# Kept by the protocol audit (docs/benchmarks.md): entries written while reading the test split stay only where
+# the fitting splits support them (>= 3 correct firings, precision >= 0.6; benchmarks/audit_lexicons.py).
 DONTCARE_PHRASES = (
-    "dontcare", "dont care", "don't care", "do not care", "doesn't matter", "doesnt matter",
-    "does not matter", "no preference", "not particular", "not picky", "any", "anything",
-    "anywhere", "any one", "anyone", "any of them", "whatever", "either", "either one",
-    "don't mind", "dont mind", "do not mind", "no particular", "i'm flexible", "im flexible",
-    "not fussy", "any time", "anytime", "any day", "any kind", "any type",
-    "whichever", "up to you", "you choose", "your choice", "it's up to you", "any is fine",
-    "not important", "none in particular", "nothing in particular", "no specific",
+    "dontcare",  # the canonical value itself (not a lexicon entry)
+    "dont care", "don't care", "doesn't matter", "doesnt matter", "no preference", "any day", "any kind",
+    "any type", "not important",
 )
-# Spoken variants of the same place / thing (lower-case, normalised tokens).
+# Spoken variants of the same place / thing (lower-case, normalised tokens); protocol audit as above.
 SYNONYMS = {
     "nyc": "new york", "new york city": "new york", "ny": "new york", "sf": "san francisco",
-    "frisco": "san francisco", "la": "los angeles", "l a": "los angeles", "philly": "philadelphia",
-    "vegas": "las vegas", "dc": "washington", "washington d c": "washington", "washington dc": "washington",
-    "sd": "san diego", "atl": "atlanta", "nola": "new orleans", "kl": "kuala lumpur",
-    "3 d": "3d", "three d": "3d", "economy class": "economy", "business class": "business",
-    "premium economy class": "premium economy", "inexpensive": "cheap", "affordable": "cheap",
-    "expensive": "pricey", "moderately priced": "moderate", "reasonably priced": "moderate",
-    "high end": "ultra high end", "upscale": "ultra high end", "luxurious": "luxury",
+    "la": "los angeles", "philly": "philadelphia", "vegas": "las vegas", "dc": "washington",
+    "washington d c": "washington", "sd": "san diego", "atl": "atlanta", "kl": "kuala lumpur",
+    "economy class": "economy", "premium economy class": "premium economy", "reasonably priced": "moderate",
     "and": "and",
 }
 PERIOD_HOURS = {"morning": "am", "afternoon": "pm", "evening": "pm", "night": "pm", "noon": "pm",

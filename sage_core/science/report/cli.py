@@ -23,7 +23,7 @@ from sage_core.science.report.compute import (
     sgdx_variants,
     strip_annotations,
 )
-from sage_core.science.report.plots import plot_pareto, plot_risk_coverage
+from sage_core.science.report.plots import plot_pareto, plot_reliabilities, plot_risk_coverage
 from sage_core.science.report.render import render
 
 
@@ -34,6 +34,7 @@ def write_outputs(data: ReportData, markdown: str, turns, evs: dict[str, Evaluat
     pareto = plot_pareto(data, out_dir / "pareto.png")
     rc = plot_risk_coverage(turns, evs, out_dir / "risk_coverage.png")
     plots = [p for p in (pareto, rc) if p]
+    plots += plot_reliabilities(data, out_dir)
     if plots:
         markdown += "\n## Plots\n\n" + "\n".join(f"![{p.stem}]({p.name})" for p in plots) + "\n"
     (out_dir / "report.md").write_text(markdown, encoding="utf-8")

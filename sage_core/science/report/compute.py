@@ -13,6 +13,7 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.data.types import ROUTING_STAGES, Turn
 from sage_core.data.verdict_io import EvaluatorVerdicts
+from sage_core.science.calibration import expected_calibration_error, reliability_bins, verdict_correctness
 from sage_core.science.selective import aurc, f1_at_coverage
 from sage_core.science.statistics import (
     bootstrap_cis,
@@ -133,9 +134,13 @@ def selective_stats(turns, ev: EvaluatorVerdicts) -> Optional[dict]:
         return None
     y = gold_vector(turns)
     p = np.array(ev.predicted(ids))
+    ok = verdict_correctness(y, p)
+    conf01 = np.clip(np.asarray(conf, dtype=float), 0.0, 1.0)
     return {"f1_at": {f"{int(c * 100)}": f1_at_coverage(y, p, conf, c) for c in COVERAGES},
             "aurc": aurc(y, p, conf),
-            "undecided_rate": float(np.mean([ev.labels[i] == "undecided" for i in ids]))}
+            "undecided_rate": float(np.mean([ev.labels[i] == "undecided" for i in ids])),
+            "ece": expected_calibration_error(ok, conf01),
+            "reliability": [asdict(b) for b in reliability_bins(ok, conf01)]}
 
 
 def text_only_section(turns, annotated: EvaluatorVerdicts, text_only: EvaluatorVerdicts,

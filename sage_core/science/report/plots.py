@@ -6,6 +6,7 @@ from typing import Optional
 
 from sage_core.data.verdict_io import EvaluatorVerdicts
 from sage_core.science.report.compute import ReportData, gold_vector, pareto_front
+from sage_core.science.calibration import ReliabilityBin, plot_reliability
 from sage_core.science.selective import selective_curve
 
 
@@ -61,3 +62,18 @@ def plot_risk_coverage(turns, evs: dict[str, EvaluatorVerdicts], path: Path) -> 
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_reliabilities(data: ReportData, out_dir: Path) -> list[Path]:
+    """One reliability diagram per evaluator with confidence (``reliability_<name>.png``)."""
+    out = []
+    sels = dict(data.selective)
+    if data.text_only and data.text_only.get("selective"):
+        sels[data.text_only["name"]] = data.text_only["selective"]
+    for name, sel in sels.items():
+        bins = [ReliabilityBin(**b) for b in sel.get("reliability") or []]
+        if bins:
+            safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+            out.append(plot_reliability(bins, out_dir / f"reliability_{safe}.png", title=f"{name}: turn confidence",
+                                        ece=sel.get("ece")))
+    return out

@@ -78,10 +78,12 @@ def render(data: ReportData, sage_name: str, baseline_names: Sequence[str], slic
         L += [_table(["config", "criteria", "criteria/turn", *ROUTING_STAGES[:-1], "undecided", "paid calls/turn"],
                      rows), ""]
     L += ["## Selective evaluation", "", "Turns sorted by confidence (descending, ties in slice order); "
-          "F1 on the kept share. Evaluators without confidence are left out.", ""]
-    rows = [[k, *[_f(s["f1_at"][str(int(c * 100))]) for c in COVERAGES], _f(s["aurc"]), _f(s["undecided_rate"])]
-            for k, s in data.selective.items()]
-    L += [_table(["evaluator", "F1@100%", "F1@90%", "F1@80%", "AURC", "undecided"], rows) if rows
+          "F1 on the kept share. Evaluators without confidence are left out. ECE: expected calibration error "
+          "of turn confidence (10 equal-width bins; a verdict is correct when its prediction at full coverage "
+          "equals gold).", ""]
+    rows = [[k, *[_f(s["f1_at"][str(int(c * 100))]) for c in COVERAGES], _f(s["aurc"]), _f(s.get("ece")),
+             _f(s["undecided_rate"])] for k, s in data.selective.items()]
+    L += [_table(["evaluator", "F1@100%", "F1@90%", "F1@80%", "AURC", "ECE", "undecided"], rows) if rows
           else "No evaluator reported confidence.", ""]
     L += ["## Cost and latency", ""]
     rows = [[k, "—" if e["cost_per_1k"] is None else f"${e['cost_per_1k']:.4f}",
@@ -140,6 +142,8 @@ def _render_text_only(data: ReportData, sage_name: str) -> list[str]:
     sel = to.get("selective")
     if sel:
         line += " F1@" + ", F1@".join(f"{c}% {_f(v)}" for c, v in sel["f1_at"].items()) + "."
+        if sel.get("ece") is not None:
+            line += f" Turn-confidence ECE {_f(sel['ece'])}."
     L += [line + " Holm adjusts over the baselines (as in Table 1); the annotated comparison is outside that family.",
           ""]
     if to["paired"]:

@@ -1,0 +1,61 @@
+"""Calibration: ECE and reliability bins on cases computed by hand."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sage_core.science.calibration import (expected_calibration_error, plot_reliability, reliability_bins,
+                                   verdict_correctness)
+
+
+def test_perfectly_calibrated_bins_give_zero():
+    # bin [0.2, 0.3): 5 turns at 0.2, 1 right -> acc 0.2; bin [0.8, 0.9): 5 turns at 0.8, 4 right -> 0.8
+    conf = [0.2] * 5 + [0.8] * 5
+    ok = [1, 0, 0, 0, 0] + [1, 1, 1, 1, 0]
+    assert expected_calibration_error(ok, conf, n_bins=10) == pytest.approx(0.0)
+
+
+def test_hand_computed_ece():
+    # 4 turns at 0.95, 3 right: |0.75 - 0.95| = 0.20, weight 4/10
+    # 6 turns at 0.55, 3 right: |0.50 - 0.55| = 0.05, weight 6/10
+    conf = [0.95] * 4 + [0.55] * 6
+    ok = [1, 1, 1, 0] + [1, 1, 1, 0, 0, 0]
+    assert expected_calibration_error(ok, conf) == pytest.approx(0.4 * 0.20 + 0.6 * 0.05)
+
+
+def test_overconfident_single_bin():
+    # all at confidence 1.0 (the last bin holds 1.0), half right -> ECE 0.5
+    assert expected_calibration_error([1, 0, 1, 0], [1.0, 1.0, 1.0, 1.0]) == pytest.approx(0.5)
+
+
+def test_bins_edges_sizes_and_means():
+    bins = reliability_bins([1, 0, 1, 1], [0.0, 0.1, 0.19, 1.0], n_bins=5)
+    assert [(b.lo, b.hi) for b in bins] == [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.0)]
+    assert [b.n for b in bins] == [3, 0, 0, 0, 1]
+    assert bins[0].mean_confidence == pytest.approx((0.0 + 0.1 + 0.19) / 3)
+    assert bins[0].accuracy == pytest.approx(2 / 3)
+    assert math.isnan(bins[1].accuracy) and math.isnan(bins[1].mean_confidence)
+    assert bins[4].accuracy == 1.0 and bins[4].mean_confidence == 1.0
+    # ECE with these bins: 3/4 * |2/3 - 0.0966..| + 1/4 * 0
+    assert expected_calibration_error([1, 0, 1, 1], [0.0, 0.1, 0.19, 1.0], n_bins=5) == \
+        pytest.approx(0.75 * abs(2 / 3 - 0.29 / 3))
+
+
+def test_bad_input_and_empty():
+    with pytest.raises(ValueError):
+        expected_calibration_error([1, 0], [0.5])
+    with pytest.raises(ValueError):
+        expected_calibration_error([1], [1.2])
+    with pytest.raises(ValueError):
+        expected_calibration_error([1], [float("nan")])
+    assert math.isnan(expected_calibration_error([], []))
+
+
+def test_correctness_and_plot(tmp_path):
+    ok = verdict_correctness([1, 0, 1, 0], [1, 1, 0, 0])
+    assert ok.tolist() == [1, 0, 0, 1]
+    bins = reliability_bins(ok, np.array([0.9, 0.9, 0.6, 0.6]))
+    p = plot_reliability(bins, tmp_path / "rel.png", ece=expected_calibration_error(ok, [0.9, 0.9, 0.6, 0.6]))
+    assert p.exists() and p.stat().st_size > 1000
