@@ -92,9 +92,10 @@ def service_of(registry: WorkflowRegistry) -> str:
 def conversation_steps(conv: Conversation, registry: WorkflowRegistry) -> list[Turn]:
     """Every agent step of ``conv`` as a ``Turn`` judged by the tool workflows in ``registry``."""
     service = service_of(registry)
-    history: list[Utterance] = []
+    history: list[Utterance] = []  # chronological, u_t included; a step's history leaves u_t out
     user = ""
     user_index: Optional[int] = None
+    user_utt: Optional[Utterance] = None
     turns: list[Turn] = []
     meta_base = {"corpus": "agent_logs", "format": conv.meta.get("format", "openai")}
     if "reference" in conv.meta:
@@ -106,18 +107,20 @@ def conversation_steps(conv: Conversation, registry: WorkflowRegistry) -> list[T
 
     def add(kind: str, agent: str, workflow: str, state_after: dict[str, str], step: dict[str, Any]) -> None:
         n = len(turns)
-        step = {"kind": kind, "index": n, "user_message_index": user_index, **step}
+        pos = next((i for i, h in enumerate(history) if h is user_utt), len(history))
+        # u_t_position: where u_t sat among the history entries (what came before / after the user's words)
+        step = {"kind": kind, "index": n, "user_message_index": user_index, "u_t_position": pos, **step}
         turns.append(Turn(turn_id=f"{conv.id}-s{n:03d}", dialogue_id=conv.id, workflow=workflow,
-                          history=list(history), user=user, agent=agent, state_before={},
+                          history=[h for h in history if h is not user_utt], user=user, agent=agent, state_before={},
                           state_after=state_after, meta={**meta_base, "step": step}))
 
     for m in conv.messages:
         if m.role == "system":
             continue
         if m.role == "user":
-            if user:
-                history.append(Utterance("user", user))
             user, user_index = m.content, m.index
+            user_utt = Utterance("user", m.content)
+            history.append(user_utt)
             continue
         if m.role == "tool":
             call = calls_by_result.get(m.index)
@@ -141,8 +144,6 @@ def conversation_steps(conv: Conversation, registry: WorkflowRegistry) -> list[T
                  "parallel": len(m.tool_calls) > 1, "result": call.result, "is_error": call.is_error,
                  "unknown_args": unknown})
             history.append(Utterance("agent", f"[call] {render_call(call)}"))
-    if user:  # the user's last words after the final agent step are history of no step; keep count only
-        pass
     if not turns:
         raise SageInputError(f"conversation '{conv.id}': no assistant message or tool call to judge",
                              file=conv.source, field="messages")
