@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..corpora.agent_logs.conversation import is_error_output
 from ..extract import NEGATION, sentences
 from ..normalize import find_in_text, iter_numbers, parse_number, tokens
 from ..types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
@@ -46,11 +47,15 @@ MARGIN_IUV = 0.6  # the user's latest mention of an enum value differs from the 
 MARGIN_IUV_AGREES = 0.8
 MARGIN_PC_WEAK = 0.5  # confirmation only implicit ("sure", "please do") or details only partly listed
 MARGIN_WNF_REPLY = 0.6  # a request extracted from the reply text
+MARGIN_DROPPED = 0.6  # the user asked for a write that no call carried out, and the agent neither refused nor handed off
 LISTED_SHARE = 0.5  # share of the call's checkable values the agent's listing must restate
 
 EXPLICIT_YES = re.compile(r"\b(yes|yeah|yep|yup|confirm|confirmed|i confirm|proceed|go ahead|do it|approved?)\b", re.I)
 WEAK_YES = re.compile(r"\b(sure|ok|okay|alright|sounds good|that works|please do|correct|right|fine|great|perfect|"
                       r"let'?s do|book it|cancel it)\b", re.I)
+REFUSAL_CUE = re.compile(r"\b(not eligible|ineligible|cannot|can'?t|unable to|not able to|not possible|not allowed|"
+                         r"not permitted|against (?:our|the) policy|per (?:our|the) policy|i'?m sorry, but|"
+                         r"unfortunately)\b", re.I)
 REQUEST_CUE = re.compile(r"\?|\b(please (provide|share|confirm|let me know|tell)|could you|can you|may i (have|know)|"
                          r"i(?:'ll| will) need|i need|let me know)\b", re.I)
 CALL_RE = re.compile(r"^\[call\] (\w+)\((.*)\)\s*$", re.S)
@@ -74,7 +79,6 @@ class PriorCall:
 
     @property
     def ok(self) -> bool:
-        from ..corpora.agent_logs.conversation import is_error_output
         return self.output is not None and not is_error_output(self.output)
 
 
@@ -92,7 +96,6 @@ class StepContext:
 
     @classmethod
     def of(cls, turn: Turn, spec: Any) -> "StepContext":
-        from ..corpora.agent_logs.conversation import is_error_output
         ctx = cls(turn, spec)
         pending: list[PriorCall] = []
         last_reply: Optional[str] = None
@@ -200,10 +203,12 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
     def cid(kind: str, slot: Optional[str] = None) -> str:
         return f"{turn.turn_id}:{kind}" + (f":{slot}" if slot else "")
 
+    ctx = StepContext.of(turn, spec)
     if step["kind"] == "reply":
         out.extend(_wnf_reply(turn, spec, cid))
+        out.extend(_dropped_requests(turn, spec, ctx, cid))
         return out
-    ctx = StepContext.of(turn, spec)
+    out.extend(_dropped_requests(turn, spec, ctx, cid))
     args = turn.state_after
     # IUV: the user's latest enum mentions
     for path, (value, sent) in sorted(user_enum_mentions(ctx, spec, args).items()):
@@ -245,6 +250,61 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                              {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
                               "rule": "rejected", "output": str(step.get("result") or "")[:300]}, "state", None,
                              "the tool rejected the call's arguments"))
+    return out
+
+
+def _phrase_in(phrase: str, text: str) -> bool:
+    p = " ".join(tokens(phrase))
+    return bool(p) and f" {p} " in " " + " ".join(tokens(text)) + " "
+
+
+def events(turn: Turn) -> list[tuple[str, str]]:
+    """(speaker, text) in dialogue order, u_t in its place and this step's reply last."""
+    hist = [(u.speaker, u.text) for u in turn.history]
+    pos = (turn.meta.get("step") or {}).get("u_t_position", len(hist))
+    if turn.user.strip():
+        hist.insert(pos, ("user", turn.user))
+    if turn.meta["step"]["kind"] == "reply":
+        hist.append(("agent", turn.agent))
+    return hist
+
+
+def user_requests(turn: Turn, spec: Any) -> dict[str, tuple[str, bool]]:
+    """tool -> (the user's latest sentence asking for it, whether an agent reply after it declines)."""
+    found: dict[str, tuple[str, int]] = {}
+    ev = events(turn)
+    for i, (who, text) in enumerate(ev):
+        if who != "user":
+            continue
+        for sent, _ in sentences(text):
+            if NEGATION.search(sent):
+                continue
+            for tool, words in spec.policy.request_words.items():
+                if any(_phrase_in(w, sent) for w in words):
+                    found[tool] = (sent.strip(), i)
+    out = {}
+    for tool, (sent, i) in found.items():
+        declined = any(who == "agent" and not CALL_RE.match(t) and REFUSAL_CUE.search(t) for who, t in ev[i + 1:])
+        out[tool] = (sent, declined)
+    return out
+
+
+def _dropped_requests(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """At the dialogue's last step: every write the user asked for that no call carried out."""
+    step = turn.meta["step"]
+    if not step.get("last") or not spec.policy.request_words:
+        return []
+    done = {c.tool for c in ctx.calls if c.ok}
+    if step["kind"] == "tool_call" and not step.get("is_error"):
+        done.add(spec.tool)
+    handed_off = bool(done & set(spec.policy.handoff)) or spec.tool in spec.policy.handoff
+    out = []
+    for tool, (sent, refused) in sorted(user_requests(turn, spec).items()):
+        out.append(Criterion(cid("IUV", f"request:{tool}"), FailureClass.IUV,
+                             {"slot": f"request:{tool}", "value": tool, "sentence": sent, "done": tool in done,
+                              "refused": refused, "handed_off": handed_off, "confidence": MARGIN_DROPPED,
+                              "tool_step": True, "rule": "dropped_request"},
+                             "user", None, f"the user asked for {tool} ({sent!r}); the dialogue ends without it"))
     return out
 
 
@@ -303,20 +363,29 @@ def listed_share(reply: str, spec: Any, args: dict[str, str]) -> tuple[float, in
 
 
 def listing_since_last_write(turn: Turn, spec: Any) -> str:
-    """The agent's replies before u_t since its last consequential call before u_t (the details the user answered).
+    """The agent's replies before u_t since its last consequential call before u_t that took effect.
 
-    Calls after u_t do not reset it: one "yes, all of them" may confirm several listed writes.
+    Calls after u_t do not reset it: one "yes, all of them" may confirm several listed writes; nor does a
+    write the tool rejected (it changed nothing, the user's confirmation still stands for the action).
     """
     consequential = set(spec.policy.consequential)
     out: list[str] = []
     pos = (turn.meta.get("step") or {}).get("u_t_position", len(turn.history))
+    pending: list[str] = []  # consequential calls not yet answered
     for u in turn.history[:pos]:
+        if u.speaker == "tool":
+            m = OUTPUT_RE.match(u.text)
+            if m and m.group(1) in pending:
+                pending.remove(m.group(1))
+                if not is_error_output(m.group(2)):  # a write that took effect closes the listing
+                    out = []
+            continue
         if u.speaker != "agent":
             continue
         m = CALL_RE.match(u.text)
         if m:
             if m.group(1) in consequential:
-                out = []
+                pending.append(m.group(1))
             continue
         out.append(u.text)
     return "\n".join(out)
@@ -397,7 +466,7 @@ def _wnf_reply(turn: Turn, spec: Any, cid) -> list[Criterion]:
     asked = requested_fields(turn.agent, spec)
     if not asked:
         return []
-    known = known_fields(turn, spec)
+    known = known_fields(turn, spec) | {f for f, _ in asked}  # asking for several fields at once is in order
     out = []
     for f, sent in asked:
         gi = next(i for i, g in enumerate(order) if f in g)
@@ -432,6 +501,10 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
             return _v(Decision.FALSE, f"explicit 'yes' after the agent listed {a['listed_share']:.0%} of the call's "
                                       "values", "user")
         return _abstain(Stage.S1, "confirmation implicit or details only partly listed")
+    if rule == "dropped_request":
+        if c.args["done"]:
+            return _v(Decision.FALSE, f"{c.args['value']} was carried out", "agent")
+        return _abstain(Stage.S1, "the request was not carried out; whether it was declined needs the text (S2)")
     if c.type == FailureClass.WNF and rule == "prerequisite":
         if c.args["missing"]:
             return _v(Decision.TRUE, f"prerequisite call(s) {c.args['missing']} have not run", "agent")
@@ -495,6 +568,12 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
         # implicit agreement ("sure", "ok"): acceptable only after a full listing
         m = MARGIN_PC_WEAK if a["listed_share"] >= LISTED_SHARE else -MARGIN_PC_WEAK
         return _decide(m, tau, f"implicit confirmation after a listing of {a['listed_share']:.0%}", "user")
+    if a.get("rule") == "dropped_request":
+        if a["refused"] or a["handed_off"]:
+            return _decide(0.0, tau, f"{a['value']} was not carried out, but the agent declined or handed off: "
+                                     "whether that was right needs the policy's conditions")
+        return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
+                                             "out and the agent neither declined nor handed off", "user")
     if c.type == FailureClass.IUV:
         if str(a["call_value"]).lower() == str(a["value"]).lower():
             return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")

@@ -17,6 +17,9 @@ field_words: {user_id: [user id, username]}   # how the agent names a field when
 grounding:                          # argument -> tools whose outputs may ground it (else: any source)
   place_order.payment_id: [get_user]
 free_text: [thought, summary]       # the agent's own words, never checked for support
+request_words: {place_order: [order, buy]}   # how a user asks for a write; a request no call carries out by
+                                             #  the end of the dialogue is a dropped user request (IUV)
+handoff: [transfer_to_human]        # a request may end in a hand-off to a human instead
 max_items: 5                        # array slots are generated for indices 0..max_items-1
 ```
 
@@ -53,6 +56,8 @@ class ToolPolicy:
     field_words: dict[str, list[str]] = field(default_factory=dict)
     grounding: dict[str, list[str]] = field(default_factory=dict)
     free_text: list[str] = field(default_factory=list)
+    request_words: dict[str, list[str]] = field(default_factory=dict)  # tool -> how a user asks for it
+    handoff: list[str] = field(default_factory=list)  # tools that hand the user to a human (a request may end there)
     max_items: int = DEFAULT_MAX_ITEMS
     source: str = ""
 
@@ -81,7 +86,9 @@ class ToolPolicy:
                 "exempt": list(self.exempt), "ask_order": [list(g) for g in self.ask_order],
                 "field_words": {k: list(v) for k, v in self.field_words.items()},
                 "grounding": {k: list(v) for k, v in self.grounding.items()},
-                "free_text": list(self.free_text), "max_items": self.max_items}
+                "free_text": list(self.free_text),
+                "request_words": {k: list(v) for k, v in self.request_words.items()},
+                "handoff": list(self.handoff), "max_items": self.max_items}
 
 
 @dataclass
@@ -226,7 +233,8 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
     return ToolPolicy(service=str(raw.get("service") or service or "tools"), consequential=lst("consequential"),
                       requires_called=mapping("requires_called"), exempt=lst("exempt"),
                       ask_order=[[str(s) for s in g] for g in order], field_words=mapping("field_words"),
-                      grounding=mapping("grounding"), free_text=lst("free_text"), max_items=mi, source=file)
+                      grounding=mapping("grounding"), free_text=lst("free_text"),
+                      request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi, source=file)
 
 
 def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy] = None, *,
@@ -237,6 +245,7 @@ def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy
     fns = _functions(tools, file)
     names = {fn["name"] for fn in fns}
     for fld, listed in (("consequential", policy.consequential), ("exempt", policy.exempt),
+                        ("request_words", list(policy.request_words)), ("handoff", policy.handoff),
                         ("requires_called", [t for k, v in policy.requires_called.items()
                                              for alt in ([k] if k != ALL_TOOLS else []) + v
                                              for t in alt.split("|")])):
