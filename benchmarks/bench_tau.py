@@ -63,10 +63,9 @@ def main() -> int:
     ap.add_argument("--list-violations", type=int, default=0, help="print this many flagged turns of rewarded dialogues")
     a = ap.parse_args()
 
-    from sage_core.cascade import CascadeConfig, Evaluator
+    from sage_core import CascadeConfig, Evaluator, prf
     from sage_core.corpora.agent_logs import load_agent_logs
     from sage_core.corpora.agent_logs.reference import by_dialogue, dialogue_reference
-    from sage_core.statistics import prf
 
     data = Path(a.data)
     turns, registry = load_agent_logs("tau-bench", data / "trajectories_gpt-4o.json", data / "tools.json", a.policy)

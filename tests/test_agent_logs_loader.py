@@ -6,7 +6,7 @@ import json
 import pytest
 
 from sage_core.corpora.agent_logs import load_agent_logs, read_openai_transcripts, read_tau_trajectories
-from sage_core.errors import SageInputError
+from sage_core.data.errors import SageInputError
 
 TOOLS = [
     {"type": "function", "function": {

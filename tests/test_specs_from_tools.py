@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.errors import SageInputError
+from sage_core.data.errors import SageInputError
 from sage_core.specs.from_tools import (ToolWorkflowSpec, load_tool_registry, load_tool_spec, read_policy,
                                         registry_from_tools, write_tool_spec)
 
@@ -59,7 +59,7 @@ def test_policy_yaml_and_spec_round_trip(tmp_path):
     assert again.get("shop:book").slots.keys() == book.slots.keys()
     assert again.get("shop:book").policy.consequential == ["book"]
     # the written spec is also our plain workflows YAML
-    from sage_core.workflow import load_workflow_spec
+    from sage_core.specs.yaml_spec import load_workflow_spec
     plain = load_workflow_spec(out)
     assert plain.get("shop:book").required == book.required
 

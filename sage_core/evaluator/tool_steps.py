@@ -33,10 +33,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..corpora.agent_logs.conversation import is_error_output
-from ..extract import NEGATION, sentences
-from ..normalize import find_in_text, iter_numbers, parse_number, tokens
-from ..types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
+from sage_core.data.tool_output import is_error_output
+from sage_core.evaluator.text.lexicon import NEGATION
+from sage_core.evaluator.text.sentences import sentences
+from sage_core.evaluator.text.normalize import find_in_text, iter_numbers, parse_number, tokens
+from sage_core.specs.from_tools import ToolWorkflowSpec
+from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
 
 # The S2 margins of this module are hand-set constants on the margin scale (named so reports can say so).
 MARGIN_TYPED_MATCH = 0.8  # a date / number / name found in a user message or tool output after normalisation
@@ -63,12 +65,10 @@ OUTPUT_RE = re.compile(r"^\[(\w+)\] (.*)$", re.S)
 ID_LIKE = re.compile(r"^(?=.*\d)[A-Za-z0-9#_\-.@]{4,}$|^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$")
 
 
-def is_tool_step(turn: Turn) -> bool:
-    return isinstance((turn.meta or {}).get("step"), dict) and "kind" in turn.meta["step"]
-
-
-def is_tool_spec(spec: Any) -> bool:
-    return hasattr(spec, "policy") and hasattr(spec, "tool")
+def is_tool_step(turn: Turn, spec: Any) -> bool:
+    """A step of a tool-calling agent judged by a tool workflow (the loader's ``meta["step"]`` says which kind)."""
+    return isinstance(spec, ToolWorkflowSpec) and isinstance((turn.meta or {}).get("step"), dict) \
+        and turn.meta["step"].get("kind") in ("reply", "tool_call")
 
 
 @dataclass
@@ -553,10 +553,10 @@ def _uv_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
 def _decide(m: float, tau: float, why: str, evidence: str = "") -> Verdict:
     m = max(-1.0, min(1.0, float(m)))
     if m >= tau:
-        return Verdict(Decision.FALSE, abs(m), Stage.S2, evidence, why)
+        return Verdict(Decision.FALSE, abs(m), Stage.S2_SYMBOLIC, evidence, why)
     if m <= -tau:
-        return Verdict(Decision.TRUE, abs(m), Stage.S2, evidence, why)
-    return Verdict(Decision.ABSTAIN, abs(m), Stage.S2, evidence, why + f" (|m|={abs(m):.2f} < tau={tau})")
+        return Verdict(Decision.TRUE, abs(m), Stage.S2_SYMBOLIC, evidence, why)
+    return Verdict(Decision.ABSTAIN, abs(m), Stage.S2_SYMBOLIC, evidence, why + f" (|m|={abs(m):.2f} < tau={tau})")
 
 
 def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
@@ -619,5 +619,5 @@ def sl_text_found(value: str, texts: list[tuple[str, str]]) -> bool:
     return any(find_in_text(value, t, "text") for _, t in texts)
 
 
-__all__ = ["compile_tool_step", "verify_tool_step_s1", "verify_tool_step_s2", "is_tool_step", "is_tool_spec",
+__all__ = ["compile_tool_step", "verify_tool_step_s1", "verify_tool_step_s2", "is_tool_step",
            "StepContext", "user_enum_mentions", "requested_fields", "known_fields", "listed_share"]

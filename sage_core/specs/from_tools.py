@@ -36,8 +36,8 @@ from typing import Any, Iterable, Optional
 
 import yaml
 
-from ..errors import SageInputError
-from ..workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+from sage_core.data.errors import SageInputError
+from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
 
 REPLY_INTENT = "reply"  # the workflow of assistant messages to the user
 ALL_TOOLS = "*"
@@ -320,6 +320,19 @@ def is_tool_spec(raw: Any) -> bool:
     return isinstance(raw, dict) and raw.get("kind") == "tool_calls" and isinstance(raw.get("tools"), list)
 
 
+def is_tool_spec_file(path: str | Path) -> bool:
+    """Cheap sniff: a YAML/JSON file whose top level says ``kind: tool_calls``."""
+    p = Path(path)
+    if p.suffix not in (".yaml", ".yml", ".json") or not p.is_file():
+        return False
+    try:
+        with open(p, encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(re.search(r'^\s*"?kind"?\s*:\s*"?tool_calls"?', head, re.M))
+
+
 def load_tool_spec(path: str | Path) -> WorkflowRegistry:
     """A spec written by ``write_tool_spec`` (``kind: tool_calls``) -> the tool registry again."""
     p = str(path)
@@ -342,4 +355,4 @@ def tool_specs(registry: Iterable[WorkflowSpec]) -> list[ToolWorkflowSpec]:
 
 __all__ = ["ToolPolicy", "ToolWorkflowSpec", "REPLY_INTENT", "flatten_schema", "read_tools", "read_policy",
            "policy_from_dict", "registry_from_tools", "load_tool_registry", "spec_to_dict", "write_tool_spec",
-           "load_tool_spec", "is_tool_spec", "index_free", "tool_specs"]
+           "load_tool_spec", "is_tool_spec", "is_tool_spec_file", "index_free", "tool_specs"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ...errors import SageInputError
+from sage_core.data.errors import SageInputError
 from .conversation import Conversation, Message, ToolCall, is_error_output, parse_conversation
 from .openai_transcripts import looks_like_openai_transcripts, read_openai_transcripts
 from .steps import conversation_steps, conversations_to_turns, flatten_arguments, max_array_items
@@ -30,7 +30,7 @@ def read_conversations(fmt: str, path: str | Path) -> list[Conversation]:
 def load_agent_logs(fmt: str, logs: str | Path, tools: Optional[str | Path] = None,
                     policy: Optional[str | Path] = None):
     """(turns, registry) for a transcript / trajectory file; tools from ``tools`` or the transcripts' own ``tools``."""
-    from ...specs.from_tools import read_policy, read_tools, registry_from_tools
+    from sage_core.specs.from_tools import read_policy, read_tools, registry_from_tools
 
     convs = read_conversations(fmt, logs)
     if tools is not None:

@@ -23,8 +23,8 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ...slice_io import write_slice
-    from ...specs.from_tools import write_tool_spec
+    from sage_core.data.slice_io import write_slice
+    from sage_core.specs.from_tools import write_tool_spec
     from . import load_agent_logs
 
     turns, registry = load_agent_logs(args.format, args.logs, args.tools, args.policy)

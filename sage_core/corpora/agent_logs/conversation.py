@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ...errors import SageInputError
+from sage_core.data.errors import SageInputError
+from sage_core.data.tool_output import is_error_output
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -55,20 +56,6 @@ class Conversation:
     @property
     def tool_calls(self) -> list[ToolCall]:
         return [c for m in self.messages for c in m.tool_calls]
-
-
-def is_error_output(text: str) -> bool:
-    """A tool answer that reports a failure ("Error: ...", or a JSON object with an ``error`` key)."""
-    s = (text or "").strip()
-    if s.lower().startswith(("error", "exception", "traceback")):
-        return True
-    if s.startswith("{"):
-        try:
-            obj = json.loads(s)
-        except ValueError:
-            return False
-        return isinstance(obj, dict) and bool(obj.get("error"))
-    return False
 
 
 def _content(raw: Any, where: dict) -> str:

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-from ...types import Turn
+from sage_core.data.types import Turn
 
 
 @dataclass

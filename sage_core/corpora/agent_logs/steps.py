@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Optional
 
-from ...errors import SageInputError
-from ...types import Turn, Utterance
-from ...workflow import WorkflowRegistry
+from sage_core.data.errors import SageInputError
+from sage_core.data.types import Turn, Utterance
+from sage_core.specs.workflow import WorkflowRegistry
 from .conversation import Conversation, ToolCall
 
 REPLY_INTENT = "reply"  # mirrors sage_core.specs.from_tools.REPLY_INTENT

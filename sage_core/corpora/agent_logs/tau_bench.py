@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...errors import SageInputError
+from sage_core.data.errors import SageInputError
 from .conversation import Conversation, parse_conversation
 
 
