@@ -140,3 +140,33 @@ def test_tau_bench_trajectories_keep_reference_in_meta_only(shared_data):
         visible = json.dumps({k: v for k, v in t.to_dict().items() if k != "meta"})
         assert instruction[:40] not in visible and "reward" not in visible
         assert "Airline Agent Policy" not in visible  # system prompt excluded from history
+
+
+def test_detect_kind_and_load_corpus_for_agent_logs(tmp_path, shared_data):
+    from sage_core import detect_kind, load_corpus
+
+    p = write(tmp_path, "t.jsonl", [conversation("c1")], jsonl=True)
+    assert detect_kind(p) == "agent-openai"
+    assert detect_kind(write(tmp_path, "t.json", [conversation("c1")])) == "agent-openai"
+    turns, reg = load_corpus(None, p)  # tools from the transcript itself
+    assert turns.stats.dialogues == 1 and "tools:cancel_order" in reg
+    d = shared_data / "tau_bench" / "airline"
+    assert detect_kind(d / "trajectories_gpt-4o.json") == "tau-bench"
+    turns, reg = load_corpus(None, d / "trajectories_gpt-4o.json", "data/specs/tau_bench_airline.yaml")
+    assert len({t.dialogue_id for t in turns}) == 100 and reg.get("airline:book_reservation").consequential
+
+
+def test_app_upload_of_tau_bench_with_tools_and_policy(shared_data):
+    from ui.loading import load_upload
+
+    d = shared_data / "tau_bench" / "airline"
+    raw = json.loads((d / "trajectories_gpt-4o.json").read_text(encoding="utf-8"))[:2]
+    files = [("trajectories.json", json.dumps(raw).encode()), ("tools.json", (d / "tools.json").read_bytes())]
+    pol = ("tau_bench_airline.yaml", open("data/specs/tau_bench_airline.yaml", "rb").read())
+    ls = load_upload(None, files, pol)
+    assert ls.kind == "tau-bench" and ls.n_dialogues == 2
+    assert ls.registry.get("airline:cancel_reservation").consequential
+    with pytest.raises(SageInputError, match="trajectories.json") as e:
+        load_upload(None, [("trajectories.json", b'[{"task_id": 1, "traj": [{"role": "tool", "tool_call_id": "q", '
+                                                  b'"content": "x"}]}]'), files[1]], pol)
+    assert "sage_upload_" not in str(e.value)

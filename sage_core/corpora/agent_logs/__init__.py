@@ -47,7 +47,46 @@ def load_agent_logs(fmt: str, logs: str | Path, tools: Optional[str | Path] = No
     return conversations_to_turns(convs, registry), registry
 
 
-__all__ = ["FORMATS", "Conversation", "Message", "ToolCall", "parse_conversation", "is_error_output",
+TOOLS_NAMES = ("tools.json",)
+POLICY_NAMES = ("tool_policy.yaml", "policy.yaml", "tool_policy.yml", "policy.yml")
+
+
+def _beside(path: Path, names: tuple[str, ...]) -> Optional[Path]:
+    base = path if path.is_dir() else path.parent
+    return next((d / n for d in (base, base.parent) for n in names if (d / n).is_file()), None)
+
+
+def load_agent_corpus(fmt: str, logs: str | Path, schema: Optional[str | Path] = None):
+    """``load_corpus`` for agent logs: ``schema`` is a tools.json, our policy YAML, or a spec from ``load-agent-logs``.
+
+    What ``schema`` does not give is looked for beside the logs: ``tools.json``, ``tool_policy.yaml`` /
+    ``policy.yaml`` (our format; a tau-bench ``policy.md`` is prose and is not read).
+    """
+    from sage_core.corpora.common import LoadedTurns, LoadStats
+    from sage_core.specs.from_tools import is_tool_spec_file, load_tool_spec
+
+    p = Path(logs)
+    if p.is_dir():
+        files = sorted(x for x in p.iterdir() if x.suffix in (".json", ".jsonl") and x.name not in TOOLS_NAMES)
+        if len(files) != 1:
+            raise SageInputError("give one transcript or trajectory file (or a folder holding exactly one besides "
+                                 "tools.json)", file=str(p))
+        p = files[0]
+    sp = Path(schema) if schema else None
+    if sp is not None and is_tool_spec_file(sp):
+        registry = load_tool_spec(sp)
+        convs = read_conversations(fmt, p)
+        turns = conversations_to_turns(convs, registry)
+    else:
+        tools = sp if sp is not None and sp.suffix == ".json" else _beside(p, TOOLS_NAMES)
+        policy = sp if sp is not None and sp.suffix in (".yaml", ".yml") else _beside(p, POLICY_NAMES)
+        turns, registry = load_agent_logs(fmt, p, tools, policy)
+        convs = None
+    stats = LoadStats(corpus=fmt, files=1, dialogues=len({t.dialogue_id for t in turns}), turns=len(turns))
+    return LoadedTurns(turns, stats), registry
+
+
+__all__ = ["FORMATS", "load_agent_corpus", "Conversation", "Message", "ToolCall", "parse_conversation", "is_error_output",
            "read_openai_transcripts", "read_tau_trajectories", "read_conversations", "load_agent_logs",
            "conversation_steps", "conversations_to_turns", "flatten_arguments", "max_array_items",
            "looks_like_openai_transcripts", "looks_like_tau_trajectories"]
