@@ -112,7 +112,7 @@ def conversation_steps(conv: Conversation, registry: WorkflowRegistry) -> list[T
         step = {"kind": kind, "index": n, "user_message_index": user_index, "u_t_position": pos, **step}
         turns.append(Turn(turn_id=f"{conv.id}-s{n:03d}", dialogue_id=conv.id, workflow=workflow,
                           history=[h for h in history if h is not user_utt], user=user, agent=agent, state_before={},
-                          state_after=state_after, meta={**meta_base, "step": step}))
+                          state_after=state_after, meta={**meta_base, "turn_index": n, "step": step}))
 
     for m in conv.messages:
         if m.role == "system":
