@@ -79,12 +79,13 @@ def main() -> int:
     ids = sorted(dialogues, key=lambda d: (int(d.split("-")[0][4:]), int(d.split("trial")[1])))
     refs = {d: dialogue_reference(dialogues[d], consequential) for d in ids}
     y = np.array([int(refs[d].failed) for d in ids])
-    pred, score, steps = [], [], {}
+    pred, score, steps, n_failing = [], [], {}, []
     for d in ids:
         vs = [vmap[t.turn_id] for t in dialogues[d]]
         f, s = dialogue_scores(vs)
         pred.append(int(f))
         score.append(s)
+        n_failing.append(sum(v.label.value == "failure" for v in vs))
         steps[d] = predicted_step(dialogues[d], vs, consequential)
     pred = np.array(pred)
     any_write = np.array([int(any(t.meta["step"].get("tool") in consequential for t in dialogues[d])) for d in ids])
@@ -100,6 +101,8 @@ def main() -> int:
         m = prf(y, p)
         auc = roc_auc_score(y, s) if s is not None and len(set(s)) > 1 else float("nan")
         print(f"  {name:32s} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {np.mean(p == y):6.3f} {auc:6.3f}")
+    print(f"  (exploratory, picked after seeing the data, not a claim: AUROC with the number of failing steps as the "
+          f"dialogue score {roc_auc_score(y, n_failing):.3f})")
 
     print("\nDecisive step (failed dialogues, reference from gold actions):")
     kinds = Counter(r.kind for r in refs.values() if r.failed)
@@ -120,7 +123,25 @@ def main() -> int:
         by_kind[r.kind][1] += ok_e
         by_kind[r.kind][2] += ok_w
     print(f"  reference kinds: {dict(kinds)}")
-    print(f"  exact {exact}/{n} = {exact / n:.3f}; within one agent step {within}/{n} = {within / n:.3f}")
+    base_e = base_w = 0  # trivial baseline: the first consequential call that took effect, else the last step
+    for d in ids:
+        r = refs[d]
+        if not r.failed:
+            continue
+        first = next((t.meta["step"]["index"] for t in dialogues[d] if t.meta["step"].get("tool") in consequential
+                      and not t.meta["step"].get("is_error")), dialogues[d][-1].meta["step"]["index"])
+        base_e += first == r.decisive_step
+        base_w += abs(first - r.decisive_step) <= 1
+    print(f"  SAGE-Core: exact {exact}/{n} = {exact / n:.3f}; within one agent step {within}/{n} = {within / n:.3f} "
+          "(a failed dialogue SAGE does not flag has no predicted step and counts as a miss)")
+    flagged_failed = [d for d in ids if refs[d].failed and steps[d] is not None]
+    if flagged_failed:
+        fe = sum(steps[d] == refs[d].decisive_step for d in flagged_failed)
+        fw = sum(abs(steps[d] - refs[d].decisive_step) <= 1 for d in flagged_failed)
+        print(f"  on the {len(flagged_failed)} failed dialogues SAGE flags: exact {fe / len(flagged_failed):.3f}, "
+              f"within one {fw / len(flagged_failed):.3f}")
+    print(f"  baseline (first effective consequential call, else the last step): exact {base_e / n:.3f}; "
+          f"within one {base_w / n:.3f}")
     for k, (m, e, w) in sorted(by_kind.items()):
         print(f"    {k:16s} n={m:3d} exact {e / m:.3f} within-one {w / m:.3f}")
 
