@@ -75,7 +75,7 @@ def _turn_detail(ls, res, tid: str) -> None:
                     unsafe_allow_html=True)
         st.markdown(render.utterance_box("agent (a_t)", render.highlight(t.agent, spans["agent"])),
                     unsafe_allow_html=True)
-        if t.user_values is None and t.agent_acts is None:
+        if t.user_values is None and t.agent_acts is None and not tool_step:
             st.caption("No `user_values` / `agent_acts` in the slice: the compiler extracted the evidence "
                        "(heuristics, with a confidence), so S1 defers to S2.")
     with right:
@@ -83,6 +83,8 @@ def _turn_detail(ls, res, tid: str) -> None:
         if tool_step:
             st.markdown(tool_steps.call_html(t), unsafe_allow_html=True)
         st.markdown(render.state_diff_html(t.state_before, t.state_after), unsafe_allow_html=True)
+        if tool_step:
+            st.markdown(tool_steps.flags_html(v), unsafe_allow_html=True)
 
     st.markdown("**Criterion trace** (each row: one failure hypothesis; *failure present* = the failure is there)")
     if not v.traces:

@@ -23,6 +23,7 @@ STYLE = """
                 padding:0.4rem; border-radius:4px; font-size:0.8rem;}
 .sage-call {color:#1e3a8a; font-family:monospace; font-size:0.85rem;}
 .sage-err {color:#b91c1c; font-weight:600;}
+.sage-scroll {max-height:30rem; overflow-y:auto; display:flex; flex-direction:column-reverse;}
 </style>
 """
 
@@ -47,7 +48,10 @@ def _output_block(name: str, text: str, error: bool) -> str:
 
 
 def history_html(history: Sequence[Utterance]) -> str:
-    """User and agent messages in full; tool calls as one line; tool outputs collapsed."""
+    """User and agent messages in full; tool calls as one line; tool outputs collapsed.
+
+    Long histories scroll inside a box that opens at its end (the steps just before this one).
+    """
     if not history:
         return '<div class="sage-hist"><em>(start of the dialogue)</em></div>'
     out = []
@@ -63,7 +67,7 @@ def history_html(history: Sequence[Utterance]) -> str:
             out.append(f'<div class="sage-hist sage-call">&rarr; {esc(m.group(1))}({esc(m.group(2))})</div>')
         else:
             out.append(f'<div class="sage-hist"><b>{esc(u.speaker)}:</b> {esc(u.text)}</div>')
-    return "".join(out)
+    return '<div class="sage-scroll"><div>' + "".join(out) + "</div></div>"
 
 
 def call_html(turn: Turn) -> str:
@@ -80,4 +84,19 @@ def call_html(turn: Turn) -> str:
     return "".join(parts)
 
 
-__all__ = ["STYLE", "step", "history_html", "call_html"]
+def flags_html(verdict) -> str:
+    """The criteria that found a failure at this step, one line each (class, argument, deciding stage, why)."""
+    fired = [tr for tr in verdict.traces if tr.final.decision.value == "true"]
+    if not fired:
+        return ""
+    rows = []
+    for tr in fired:
+        c = tr.criterion
+        what = c.args.get("slot") or ""
+        rows.append(f'<li><b>{esc(c.type.value)}</b> <code>{esc(what)}</code> ({esc(tr.final.stage.value)}): '
+                    f'{esc(tr.final.rationale)}</li>')
+    return ('<div class="sage-box"><div class="sage-who">failures found at this step</div><ul>'
+            + "".join(rows) + "</ul></div>")
+
+
+__all__ = ["STYLE", "step", "history_html", "call_html", "flags_html"]

@@ -603,6 +603,8 @@ def _uv_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
                 return _decide(MARGIN_NEAR_KEYWORD, tau, f"{value} is stated next to '{leaf(path)}' in a {who} text", who)
             if not small and occurs_number(value, t):
                 return _decide(MARGIN_TYPED_MATCH, tau, f"{value} is stated in a {who} text", who)
+    if vt == "categorical" and sl_text_found(value.replace("_", " "), texts):  # one_way said as "one-way"
+        return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
     if vt == "text" and sl_text_found(value, texts):
         return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
     for reply, answer in ctx.replies_then_user:  # the agent stated it and the user agreed
