@@ -170,3 +170,20 @@ def test_app_upload_of_tau_bench_with_tools_and_policy(shared_data):
         load_upload(None, [("trajectories.json", b'[{"task_id": 1, "traj": [{"role": "tool", "tool_call_id": "q", '
                                                   b'"content": "x"}]}]'), files[1]], pol)
     assert "sage_upload_" not in str(e.value)
+
+
+def test_legacy_function_call_format_and_developer_role(tmp_path):
+    c = {"id": "legacy", "messages": [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "Cancel #W123, ordered by mistake."},
+        {"role": "assistant", "content": None,
+         "function_call": {"name": "get_order", "arguments": '{"order_id": "#W123"}'}},
+        {"role": "function", "name": "get_order", "content": '{"status": "pending"}'},
+        {"role": "assistant", "content": "It is pending; cancel it? (yes/no)"}]}
+    conv = read_openai_transcripts(write(tmp_path, "legacy.json", [c]))[0]
+    (call,) = conv.tool_calls
+    assert call.name == "get_order" and call.result == '{"status": "pending"}' and call.result_index == 3
+    assert [m.role for m in conv.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    c["messages"][3]["name"] = "get_user"
+    with pytest.raises(SageInputError, match="message 3: function message 'get_user' answers no earlier"):
+        read_openai_transcripts(write(tmp_path, "legacy2.json", [c]))

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from sage_core.data.errors import SageInputError
 from sage_core.data.tool_output import is_error_output
 
-ROLES = ("system", "user", "assistant", "tool")
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")  # function: the legacy tool answer
 
 
 @dataclass
@@ -101,9 +101,13 @@ def parse_conversation(conv_id: str, raw_messages: Any, *, file: str, line: Opti
             content = _content(m.get("content"), where)
         except SageInputError as e:
             raise err(e.detail, i, f"messages[{i}].content") from None
+        if role == "developer":  # the newer name of the system role
+            role = "system"
         msg = Message(i, role, content, name=m.get("name"))
         if role == "assistant":
             raw_calls = m.get("tool_calls") or []
+            if not raw_calls and isinstance(m.get("function_call"), dict):  # legacy single function call
+                raw_calls = [{"id": None, "function": m["function_call"]}]
             if not isinstance(raw_calls, list):
                 raise err("tool_calls must be a list", i, f"messages[{i}].tool_calls")
             for k, tc in enumerate(raw_calls):
@@ -126,6 +130,15 @@ def parse_conversation(conv_id: str, raw_messages: Any, *, file: str, line: Opti
                 call = ToolCall(cid, fn["name"], args, i, k)
                 msg.tool_calls.append(call)
                 calls[cid] = call  # tau-bench reuses ids across turns: the latest call with the id answers
+        elif role == "function":  # legacy answer: by name, to the latest unanswered call of that function
+            call = next((c for c in reversed(list(calls.values())) if c.name == m.get("name")), None)
+            if call is None:
+                raise err(f"function message {m.get('name')!r} answers no earlier function call", i,
+                          f"messages[{i}].name")
+            msg.role, msg.tool_call_id = "tool", call.id
+            call.result, call.result_index = content, i
+            call.is_error = is_error_output(content)
+            calls.pop(call.id, None)
         elif role == "tool":
             tcid = m.get("tool_call_id")
             if not tcid:
