@@ -9,6 +9,7 @@ import pytest
 
 from sage_core import CascadeConfig, Evaluator
 from sage_core.corpora.agent_logs import load_agent_logs
+from tests.llm_server import llm_server  # noqa: F401 (fixture)
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_user", "parameters": {
@@ -195,3 +196,33 @@ def test_retail_policy_alternative_prerequisites(shared_data, tmp_path):
     assert by[("auth", "cancel_pending_order")].label.value == "acceptable"
     assert by[("auth", "get_order_details")].label.value == "acceptable"
     assert ("WNF", "prerequisite", "S1") in fired(by[("noauth", "get_order_details")])  # not authenticated first
+
+
+def test_llm_judge_baseline_runs_on_agent_steps(llm_server, tmp_path):
+    """The direct LLM-judge baseline takes the load-agent-logs slice + spec as they are (local test server)."""
+    import os
+
+    llm_server.add_rule(r"ship_order\(", '{"label": "failure", "class": "PC"}')
+    llm_server.add_rule(r".", '{"label": "clean", "class": null}')
+    logs = tmp_path / "logs.json"
+    logs.write_text(json.dumps([conv("llm", [LISTING, {"role": "user", "content": "Yes"},
+                                             call("s", "ship_order", SHIP), out("s", "{}")])]), encoding="utf-8")
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
+    base = [sys.executable, "-m", "sage_core"]
+    r = subprocess.run(base + ["load-agent-logs", "--format", "openai", "--logs", str(logs), "--tools",
+                               str(tmp_path / "tools.json"), "--policy", str(tmp_path / "policy.yaml"),
+                               "--out", str(tmp_path / "s.jsonl"), "--spec-out", str(tmp_path / "spec.yaml")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    env = dict(os.environ, SAGE_LLM_BASE_URL=llm_server.base_url, SAGE_LLM_API_KEY="k",
+               SAGE_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run(base + ["baseline", "--method", "direct", "--mode", "state", "--slice", str(tmp_path / "s.jsonl"),
+                               "--schema", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "b.jsonl")],
+                       capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 0, r.stderr
+    rows = {x["turn_id"]: x for x in map(json.loads, (tmp_path / "b.jsonl").read_text().splitlines())}
+    steps = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    ship = next(s["turn_id"] for s in steps if s["agent"].startswith("ship_order("))
+    assert rows[ship]["label"] == "failure" and len(rows) == len(steps)
+    assert any("[get_user]" in q.prompt for q in llm_server.requests)  # tool outputs reach the judge's history
