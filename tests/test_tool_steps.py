@@ -112,7 +112,7 @@ def test_unsupported_values_and_contradicted_user_value(run):
     t, v = ship_step(res, "uv")
     f = fired(v)
     assert ("UV", "argument", "S1") in f  # payment_id: not in get_user's output, where the policy says it comes from
-    assert ("IUV", "enum_mention", "S2") in f  # "no insurance" vs insurance=yes
+    assert ("IUV", "enum_mention", "S2-symbolic") in f  # "no insurance" vs insurance=yes
     uv = next(tr for tr in v.traces if tr.criterion.args.get("slot") == "payment_id")
     assert "get_user" in uv.final.rationale
 
@@ -139,8 +139,8 @@ def test_dropped_request_at_the_end_and_request_order(run):
         {"role": "assistant", "content": "Thanks, have a nice day!"}]}
     res = run(c)
     steps = [v for t, v in sorted(res.values(), key=lambda x: x[0].turn_id)]
-    assert ("WNF", "ask_order", "S2") in fired(steps[0])  # order id asked before the user id
-    assert ("IUV", "dropped_request", "S2") in fired(steps[-1])
+    assert ("WNF", "ask_order", "S2-symbolic") in fired(steps[0])  # order id asked before the user id
+    assert ("IUV", "dropped_request", "S2-symbolic") in fired(steps[-1])
 
 
 def test_cli_round_trip_and_evaluate(tmp_path):
