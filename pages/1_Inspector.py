@@ -9,7 +9,7 @@ import json
 import streamlit as st
 
 from sage_core import ROUTING_STAGES, TurnLabel, get_settings
-from ui import render, runs, table
+from ui import render, runs, table, tool_steps
 from ui.errors import guard
 from ui.session import current_slice, slice_caption
 
@@ -68,17 +68,23 @@ def _turn_detail(ls, res, tid: str) -> None:
     left, right = st.columns([3, 2])
     with left:
         st.markdown("**History**")
-        st.markdown(render.utterance_box("history", render.history_html(t.history)), unsafe_allow_html=True)
+        tool_step = tool_steps.step(t)  # a tool-calling agent's step: tool outputs collapsed
+        hist = tool_steps.STYLE + tool_steps.history_html(t.history) if tool_step else render.history_html(t.history)
+        st.markdown(render.utterance_box("history", hist), unsafe_allow_html=True)
         st.markdown(render.utterance_box("user (u_t)", render.highlight(t.user, spans["user"])),
                     unsafe_allow_html=True)
         st.markdown(render.utterance_box("agent (a_t)", render.highlight(t.agent, spans["agent"])),
                     unsafe_allow_html=True)
-        if t.user_values is None and t.agent_acts is None:
+        if t.user_values is None and t.agent_acts is None and not tool_step:
             st.caption("No `user_values` / `agent_acts` in the slice: the compiler extracted the evidence "
                        "(heuristics, with a confidence), so S1 defers to S2.")
     with right:
-        st.markdown("**State diff**")
+        st.markdown("**State diff**" + (" (the call's arguments)" if tool_step else ""))
+        if tool_step:
+            st.markdown(tool_steps.call_html(t), unsafe_allow_html=True)
         st.markdown(render.state_diff_html(t.state_before, t.state_after), unsafe_allow_html=True)
+        if tool_step:
+            st.markdown(tool_steps.flags_html(v), unsafe_allow_html=True)
 
     st.markdown("**Criterion trace** (each row: one failure hypothesis; *failure present* = the failure is there)")
     if not v.traces:

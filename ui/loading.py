@@ -39,6 +39,8 @@ KINDS = {
     "MultiWOZ 2.4 data.json": "multiwoz24",
     "ABCD conversations (+ ontology.json, kb.json)": "abcd",
     "MultiWOZ system outputs (JSON)": "mwoz-outputs",
+    "Tool-calling agent transcripts (OpenAI JSON/JSONL; + tools.json, policy YAML)": "agent-openai",
+    "tau-bench trajectories (+ tools.json, policy YAML)": "tau-bench",
 }
 
 
@@ -127,7 +129,8 @@ def _loaded(name: str, kind: Optional[str], turns, registry) -> LoadedSlice:
     return ls
 
 
-SIDE_FILES = {"schema.json", "schema_2.2.json", "ontology.json", "kb.json", "guidelines.json"}
+SIDE_FILES = {"schema.json", "schema_2.2.json", "ontology.json", "kb.json", "guidelines.json",
+              "tools.json", "tool_policy.yaml", "policy.yaml"}
 
 
 def _upload_slice(name: str, data: bytes, schema: Optional[tuple[str, bytes]]) -> LoadedSlice:

@@ -18,6 +18,8 @@ COMMANDS = {
     "report": ("sage_core.science.report.cli", "Table-1 style comparison, ablations, robustness"),
     "load-outputs": ("sage_core.corpora.system_outputs.loader", "turn real MultiWOZ agent outputs into a slice"),
     "baseline": ("sage_core.llm.baselines.cli", "run an LLM-judge baseline (G-Eval, FrugalGPT, direct) over a slice"),
+    "load-agent-logs": ("sage_core.corpora.agent_logs.cli",
+                        "turn tool-calling agent logs (OpenAI transcripts, tau-bench) into a slice + spec"),
 }
 
 

@@ -3,7 +3,10 @@
 ``load_corpus(kind, path, schema_path=None)`` is the one entry point the CLI,
 the app and the benchmarks use; ``detect_kind(path)`` guesses the kind from
 the files. Kinds: ``slice`` (our JSONL), ``sgd``, ``multiwoz22``,
-``multiwoz24``, ``abcd``, ``mwoz-outputs``. Where the schema sits beside the
+``multiwoz24``, ``abcd``, ``mwoz-outputs``, and the tool-calling agent logs
+``agent-openai`` (OpenAI chat transcripts) and ``tau-bench`` (trajectory files),
+whose "schema" is a tools.json, our tool policy YAML or a spec written by
+``load-agent-logs``. Where the schema sits beside the
 data in the corpus' usual layout it is found without ``schema_path``.
 """
 from __future__ import annotations
@@ -18,7 +21,8 @@ from sage_core.data.errors import SageInputError
 from sage_core.data.types import Turn
 from sage_core.specs.workflow import WorkflowRegistry
 
-KINDS = ("slice", "sgd", "multiwoz22", "multiwoz24", "abcd", "mwoz-outputs")
+KINDS = ("slice", "sgd", "multiwoz22", "multiwoz24", "abcd", "mwoz-outputs", "agent-openai", "tau-bench")
+AGENT_LOG_FORMATS = {"agent-openai": "openai", "tau-bench": "tau-bench"}  # kind -> agent_logs format
 
 __all__ = ["KINDS", "LoadStats", "LoadedTurns", "detect_kind", "load_corpus", "load_registry_for_slice"]
 
@@ -34,6 +38,13 @@ def _near(path: Path, names: tuple[str, ...]) -> Optional[Path]:
 
 
 def _classify_json(raw, name: str) -> str:
+    from sage_core.corpora.agent_logs import looks_like_openai_transcripts, looks_like_tau_trajectories
+
+    if looks_like_tau_trajectories(raw):
+        return "tau-bench"
+    if looks_like_openai_transcripts(raw) or (isinstance(raw, dict) and looks_like_openai_transcripts(
+            raw.get("conversations"))):
+        return "agent-openai"
     if isinstance(raw, list):
         first = next((x for x in raw if isinstance(x, dict)), None)
         if first is None:
@@ -75,8 +86,20 @@ def detect_kind(path: str | Path) -> str:
     if not p.is_file():
         raise SageInputError("file not found", file=str(p))
     if p.suffix == ".jsonl":
-        return "slice"
+        return "agent-openai" if _jsonl_is_transcript(p) else "slice"
     return _classify_json(read_json(p), str(p))
+
+
+def _jsonl_is_transcript(p: Path) -> bool:
+    """A JSONL file whose first record is a chat conversation (``messages``) rather than a slice turn."""
+    from sage_core.corpora.agent_logs import looks_like_openai_transcripts
+
+    try:
+        with open(p, encoding="utf-8") as fh:
+            first = next((ln for ln in fh if ln.strip()), "")
+        return looks_like_openai_transcripts(json.loads(first)) if first else False
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
 
 
 def _is_abcd_ontology(path: Path) -> bool:
@@ -136,6 +159,10 @@ def load_corpus(kind: Optional[str], path: str | Path,
         validate_against(turns, registry, str(p))
         stats = LoadStats(corpus="slice", files=1, dialogues=len({t.dialogue_id for t in turns}), turns=len(turns))
         return LoadedTurns(turns, stats), registry
+    if kind in AGENT_LOG_FORMATS:
+        from sage_core.corpora.agent_logs import load_agent_corpus
+
+        return load_agent_corpus(AGENT_LOG_FORMATS[kind], p, schema)
     if kind == "sgd":
         from sage_core.corpora.sgd.loader import load_sgd_dialogues
 

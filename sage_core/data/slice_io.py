@@ -15,7 +15,7 @@ from sage_core.data.types import AgentAct, Gold, Turn, UserValue, Utterance
 
 LABELS = ("failure", "acceptable")
 CLASSES = ("IUV", "WNF", "PC", "UV")
-SPEAKERS = ("user", "agent")
+SPEAKERS = ("user", "agent", "tool")  # tool: a tool output in a tool-calling agent's history
 
 
 def _state(obj: Any, fld: str, file: str, line: int) -> dict[str, str]:
@@ -66,7 +66,7 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
     history = []
     for i, h in enumerate(hist_raw):
         if not isinstance(h, dict) or "text" not in h or h.get("speaker") not in SPEAKERS:
-            raise SageInputError("each entry needs speaker 'user'|'agent' and text", file=file, line=line,
+            raise SageInputError("each entry needs speaker 'user'|'agent'|'tool' and text", file=file, line=line,
                                  field=f"history[{i}]")
         history.append(Utterance(h["speaker"], str(h["text"])))
     if "state_before" not in d:

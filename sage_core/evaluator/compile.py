@@ -50,6 +50,7 @@ from sage_core.evaluator.text.user_values import (
     grounded_user_values,
 )
 from sage_core.specs.workflow import WorkflowSpec
+from sage_core.evaluator.tool_steps import compile_tool_step, is_tool_step
 
 # Evidence (annotated or extracted) below this confidence compiles no criterion: dropped rather than guessed.
 DEFAULT_EXTRACTION_FLOOR = 0.5
@@ -171,6 +172,8 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
                           ) -> tuple[list[Criterion], list[UserValue], list[AgentAct]]:
     """``compile_turn`` plus the user values / agent acts it compiled from (for the verifiers)."""
     validate_turn(turn, spec)
+    if is_tool_step(turn, spec):  # a tool-calling agent's step: its own criteria (README, "Tool-calling agents")
+        return compile_tool_step(turn, spec), [], []
     uvs, acts = turn_evidence(turn, spec, floor, profile)
     diff = StateDiff.between(turn.state_before, turn.state_after)
     out: list[Criterion] = []

@@ -22,6 +22,7 @@ from sage_core.data.types import (
 )
 from sage_core.evaluator.text.normalize import compare, is_dontcare, normalize
 from sage_core.specs.workflow import WorkflowSpec
+from sage_core.evaluator.tool_steps import verify_tool_step_s1
 
 
 @dataclass
@@ -110,6 +111,8 @@ CHECKS = {FailureClass.IUV: check_iuv, FailureClass.WNF: check_wnf, FailureClass
 
 
 def verify_s1(c: Criterion, ctx: TurnContext) -> Verdict:
+    if c.args.get("tool_step"):
+        return verify_tool_step_s1(c, ctx.turn, ctx.spec)
     return CHECKS[c.type](c, ctx)
 
 

@@ -23,6 +23,7 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
 )
 from sage_core.evaluator.text.slot_keywords import bool_keywords
+from sage_core.evaluator.tool_steps import verify_tool_step_s2
 from sage_core.evaluator.verify.s1 import TurnContext
 
 # S2 abstains when |margin| < tau (the paper's tau = 0.20).
@@ -127,6 +128,8 @@ class GroundingBackend:
         return out
 
     def plan(self, c: Criterion, ctx: TurnContext) -> Planned:
+        if c.args.get("tool_step"):  # a tool-calling agent's step (README, "Tool-calling agents")
+            return verify_tool_step_s2(c, ctx.turn, ctx.spec, self.tau)
         return {FailureClass.IUV: self.plan_iuv, FailureClass.WNF: self.plan_wnf,
                 FailureClass.PC: self.plan_pc, FailureClass.UV: self.plan_uv}[c.type](c, ctx)
 

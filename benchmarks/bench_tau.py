@@ -1,0 +1,188 @@
+"""SAGE-Core on tau-bench airline trajectories (gpt-4o), scored against the benchmark's own outcomes.
+
+Prints (never asserts): dialogue-level P/R/F1 and AUROC against reward < 1,
+agreement with the reward, decisive-step accuracy (exact and within one agent
+step) against the step derived from the gold actions
+(``sage_core.corpora.agent_logs.reference``), per-class counts, the trivial
+baselines (all-fail; any consequential call), and the policy violations SAGE
+finds in rewarded dialogues with the hand-checked sample in
+``benchmarks/tau_hand_check.yaml`` and its checked precision.
+
+Dialogue prediction: failure iff any step is labelled failure. Dialogue score
+(for AUROC): the maximum over its steps of 0.5 + 0.5*confidence for a failure,
+0.5 - 0.5*confidence for an acceptable step, 0.5 for an undecided one.
+Predicted decisive step: the first failing consequential call that took effect
+(the tool did not answer with an error); else, for a dialogue predicted failed,
+its last step (an omission).
+
+    python benchmarks/bench_tau.py [--data ../shared/data/tau_bench/airline] [--s2 offline]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
+from sklearn.metrics import roc_auc_score  # noqa: E402
+
+
+def dialogue_scores(verdicts) -> tuple[bool, float]:
+    best, failed = 0.0, False
+    for v in verdicts:
+        lab = v.label.value
+        s = 0.5 + 0.5 * v.confidence if lab == "failure" else (0.5 - 0.5 * v.confidence if lab == "acceptable" else 0.5)
+        best = max(best, s)
+        failed = failed or lab == "failure"
+    return failed, best
+
+
+def predicted_step(turns, verdicts, consequential) -> int | None:
+    flagged = [(t, v) for t, v in zip(turns, verdicts) if v.label.value == "failure"]
+    for t, v in flagged:
+        st = t.meta["step"]
+        if st["kind"] == "tool_call" and st.get("tool") in consequential and not st.get("is_error"):
+            return st["index"]
+    return turns[-1].meta["step"]["index"] if flagged else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "tau_bench" / "airline"))
+    ap.add_argument("--policy", default=str(REPO / "data" / "specs" / "tau_bench_airline.yaml"))
+    ap.add_argument("--s2", default="offline")
+    ap.add_argument("--hand-check", default=str(REPO / "benchmarks" / "tau_hand_check.yaml"))
+    ap.add_argument("--list-violations", type=int, default=0, help="print this many flagged turns of rewarded dialogues")
+    a = ap.parse_args()
+
+    from sage_core import CascadeConfig, Evaluator, prf
+    from sage_core.corpora.agent_logs import load_agent_logs
+    from sage_core.corpora.agent_logs.reference import by_dialogue, dialogue_reference
+
+    data = Path(a.data)
+    turns, registry = load_agent_logs("tau-bench", data / "trajectories_gpt-4o.json", data / "tools.json", a.policy)
+    consequential = set(next(iter(registry)).policy.consequential)
+    ev = Evaluator(registry, CascadeConfig(name="sage-core", s2_backend=a.s2))
+    t0 = time.perf_counter()
+    verdicts = ev.evaluate(turns)
+    secs = time.perf_counter() - t0
+    vmap = {v.turn_id: v for v in verdicts}
+    dialogues = by_dialogue(turns)
+    ids = sorted(dialogues, key=lambda d: (int(d.split("-")[0][4:]), int(d.split("trial")[1])))
+    refs = {d: dialogue_reference(dialogues[d], consequential) for d in ids}
+    y = np.array([int(refs[d].failed) for d in ids])
+    pred, score, steps, n_failing = [], [], {}, []
+    for d in ids:
+        vs = [vmap[t.turn_id] for t in dialogues[d]]
+        f, s = dialogue_scores(vs)
+        pred.append(int(f))
+        score.append(s)
+        n_failing.append(sum(v.label.value == "failure" for v in vs))
+        steps[d] = predicted_step(dialogues[d], vs, consequential)
+    pred = np.array(pred)
+    any_write = np.array([int(any(t.meta["step"].get("tool") in consequential for t in dialogues[d])) for d in ids])
+
+    print(f"tau-bench airline, gpt-4o trajectories: {len(ids)} dialogues ({int(y.sum())} failed, reward < 1), "
+          f"{len(turns)} agent steps ({sum(t.meta['step']['kind'] == 'tool_call' for t in turns)} tool calls); "
+          f"config sage-core, S2 {ev.s2_backend_name}; {secs:.2f} s")
+    print("\nDialogue level (failure iff reward < 1):")
+    rows = [("SAGE-Core (any failing step)", pred, np.array(score)),
+            ("all-fail", np.ones_like(y), None), ("any consequential call", any_write, any_write.astype(float))]
+    print(f"  {'predictor':32s} {'P':>6s} {'R':>6s} {'F1':>6s} {'agree':>6s} {'AUROC':>6s}")
+    for name, p, s in rows:
+        m = prf(y, p)
+        auc = roc_auc_score(y, s) if s is not None and len(set(s)) > 1 else float("nan")
+        print(f"  {name:32s} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {np.mean(p == y):6.3f} {auc:6.3f}")
+    print(f"  (exploratory, picked after seeing the data, not a claim: AUROC with the number of failing steps as the "
+          f"dialogue score {roc_auc_score(y, n_failing):.3f})")
+
+    print("\nDecisive step (failed dialogues, reference from gold actions):")
+    kinds = Counter(r.kind for r in refs.values() if r.failed)
+    exact = within = n = 0
+    by_kind: dict[str, list[int]] = {}
+    for d in ids:
+        r = refs[d]
+        if not r.failed:
+            continue
+        n += 1
+        p = steps[d]
+        ok_e = p is not None and p == r.decisive_step
+        ok_w = p is not None and abs(p - r.decisive_step) <= 1
+        exact += ok_e
+        within += ok_w
+        by_kind.setdefault(r.kind, [0, 0, 0])
+        by_kind[r.kind][0] += 1
+        by_kind[r.kind][1] += ok_e
+        by_kind[r.kind][2] += ok_w
+    print(f"  reference kinds: {dict(kinds)}")
+    base_e = base_w = 0  # trivial baseline: the first consequential call that took effect, else the last step
+    for d in ids:
+        r = refs[d]
+        if not r.failed:
+            continue
+        first = next((t.meta["step"]["index"] for t in dialogues[d] if t.meta["step"].get("tool") in consequential
+                      and not t.meta["step"].get("is_error")), dialogues[d][-1].meta["step"]["index"])
+        base_e += first == r.decisive_step
+        base_w += abs(first - r.decisive_step) <= 1
+    print(f"  SAGE-Core: exact {exact}/{n} = {exact / n:.3f}; within one agent step {within}/{n} = {within / n:.3f} "
+          "(a failed dialogue SAGE does not flag has no predicted step and counts as a miss)")
+    flagged_failed = [d for d in ids if refs[d].failed and steps[d] is not None]
+    if flagged_failed:
+        fe = sum(steps[d] == refs[d].decisive_step for d in flagged_failed)
+        fw = sum(abs(steps[d] - refs[d].decisive_step) <= 1 for d in flagged_failed)
+        print(f"  on the {len(flagged_failed)} failed dialogues SAGE flags: exact {fe / len(flagged_failed):.3f}, "
+              f"within one {fw / len(flagged_failed):.3f}")
+    print(f"  baseline (first effective consequential call, else the last step): exact {base_e / n:.3f}; "
+          f"within one {base_w / n:.3f}")
+    for k, (m, e, w) in sorted(by_kind.items()):
+        print(f"    {k:16s} n={m:3d} exact {e / m:.3f} within-one {w / m:.3f}")
+
+    print("\nPer-class counts (steps with the class fired), failed / rewarded dialogues:")
+    cls = Counter()
+    for t in turns:
+        v = vmap[t.turn_id]
+        for c in v.fired_classes:
+            cls[(c, refs[t.dialogue_id].failed)] += 1
+    labels = Counter((vmap[t.turn_id].label.value, refs[t.dialogue_id].failed) for t in turns)
+    for c in ("IUV", "WNF", "PC", "UV"):
+        print(f"  {c:4s} {cls[(c, True)]:4d} / {cls[(c, False)]:4d}")
+    print("  step labels failed dlg: " + ", ".join(f"{k} {labels[(k, True)]}" for k in ("failure", "acceptable", "undecided"))
+          + "; rewarded dlg: " + ", ".join(f"{k} {labels[(k, False)]}" for k in ("failure", "acceptable", "undecided")))
+    stages = Counter(tr.final.stage.value for v in verdicts for tr in v.traces)
+    print("  deciding stage of criteria: " + ", ".join(f"{k} {n}" for k, n in sorted(stages.items())))
+
+    print("\nPolicy violations in rewarded dialogues (the reward checks only the final database state):")
+    flagged = [(t, vmap[t.turn_id]) for d in ids if not refs[d].failed for t in dialogues[d]
+               if vmap[t.turn_id].label.value == "failure"]
+    print(f"  {len(flagged)} flagged steps in {len({t.dialogue_id for t, _ in flagged})} of "
+          f"{int((1 - y).sum())} rewarded dialogues; by class: "
+          + ", ".join(f"{k} {n}" for k, n in sorted(Counter(c for _, v in flagged for c in v.fired_classes).items())))
+    hc = Path(a.hand_check)
+    if hc.is_file():
+        checked = yaml.safe_load(hc.read_text(encoding="utf-8")) or []
+        now = {t.turn_id: v for t, v in flagged}
+        rel = [c for c in checked if c["turn_id"] in now]
+        ok = sum(1 for c in rel if c["verdict"] == "violation")
+        print(f"  hand-checked sample: {len(rel)} of them still flagged ({len(checked)} in the file); "
+              f"checked precision {ok}/{len(rel)} = {ok / max(1, len(rel)):.3f}")
+        for c in rel:
+            print(f"   - {c['turn_id']} [{c['class']}] {c['verdict']}: {c['why']}")
+    for t, v in flagged[:a.list_violations]:
+        fired = [tr for tr in v.traces if tr.final.decision.value == "true"]
+        print(f"\n  {t.turn_id} {t.workflow}: " + "; ".join(f"{tr.criterion.type.value} {tr.final.stage.value} "
+                                                           f"{tr.final.rationale}" for tr in fired))
+        print(f"    user: {t.user[:200]!r}")
+        print(f"    agent: {t.agent[:300]!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,625 @@
+"""Criteria and verifiers for the steps of a tool-calling agent (one tool call, or one reply to the user).
+
+Generic: everything corpus-specific comes from the ``ToolWorkflowSpec`` (tool
+schema + our policy YAML). Turn semantics (README, "Tool-calling agents"):
+s_t is the agent's committed arguments, Delta_t this call's arguments, and the
+history holds the user's messages, the agent's earlier replies and calls, and
+the tool outputs (``[tool_name] output``).
+
+- **UV** (one per argument value): supported when the user said it or a tool
+  output holds it (only the policy's tools, where the policy restricts an
+  argument's grounding: "payment methods must already be in the profile").
+  S1 decides the exact cases: an enum value outside the enum, an exact
+  occurrence (supported), an id-like code or a restricted argument found
+  nowhere it may come from (unsupported), an argument the schema does not
+  define, a write call the tool rejected. S2 decides typed and nearby evidence
+  (a date said as "May 20th", a count next to its noun, a value the agent
+  listed and the user then accepted).
+- **IUV** (S2, extracted evidence): the user's latest mention of an enum value
+  of an argument (including "no insurance" for a yes/no argument) that the call
+  contradicts.
+- **PC** (consequential calls only): required arguments missing (S1); no
+  explicit confirmation in the user's latest message (S1); an explicit "yes"
+  after the agent listed the call's details (S1 acceptable); anything in between
+  goes to S2 with a margin from how much of the call the agent had listed.
+- **WNF**: a call whose policy prerequisites (tools that must have run first)
+  have not run (S1); a reply that asks for a field before the fields the
+  policy's ``ask_order`` puts first are known (S2, the request is extracted).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from sage_core.data.tool_output import is_error_output
+from sage_core.evaluator.text.lexicon import NEGATION
+from sage_core.evaluator.text.sentences import sentences
+from sage_core.evaluator.text.normalize import find_in_text, iter_numbers, parse_number, tokens
+from sage_core.specs.from_tools import ToolWorkflowSpec
+from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
+
+# The S2 margins of this module are hand-set constants on the margin scale (named so reports can say so).
+MARGIN_TYPED_MATCH = 0.8  # a date / number / name found in a user message or tool output after normalisation
+MARGIN_NEAR_KEYWORD = 0.6  # a count found next to its noun ("3 bags")
+MARGIN_LISTED_ACCEPTED = 0.5  # the agent stated the value and the user then answered affirmatively
+MARGIN_UNSUPPORTED_NUMBER = 0.5  # a quantity no text supports
+MARGIN_IUV = 0.6  # the user's latest mention of an enum value differs from the call's
+MARGIN_IUV_AGREES = 0.8
+MARGIN_PC_WEAK = 0.5  # confirmation only implicit ("sure", "please do") or details only partly listed
+MARGIN_WNF_REPLY = 0.6  # a request extracted from the reply text
+MARGIN_DROPPED = 0.6  # the user asked for a write that no call carried out, and the agent neither refused nor handed off
+LISTED_SHARE = 0.5  # share of the call's checkable values the agent's listing must restate
+
+EXPLICIT_YES = re.compile(r"\b(yes|yeah|yep|yup|confirm|confirmed|i confirm|proceed|go ahead|do it|approved?)\b", re.I)
+WEAK_YES = re.compile(r"\b(sure|ok|okay|alright|sounds good|that works|please do|correct|right|fine|great|perfect|"
+                      r"let'?s do|book it|cancel it)\b", re.I)
+REFUSAL_CUE = re.compile(r"\b(not eligible|ineligible|cannot|can'?t|unable to|not able to|not possible|not allowed|"
+                         r"not permitted|against (?:our|the) policy|per (?:our|the) policy|i'?m sorry, but|"
+                         r"unfortunately)\b", re.I)
+REQUEST_CUE = re.compile(r"\?|\b(please (provide|share|confirm|let me know|tell)|could you|can you|may i (have|know)|"
+                         r"i(?:'ll| will) need|i need|let me know)\b", re.I)
+CALL_RE = re.compile(r"^\[call\] (\w+)\((.*)\)\s*$", re.S)
+OUTPUT_RE = re.compile(r"^\[(\w+)\] (.*)$", re.S)
+ID_LIKE = re.compile(r"^(?=.*\d)[A-Za-z0-9#_\-.@]{4,}$|^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$")
+
+
+def is_tool_step(turn: Turn, spec: Any) -> bool:
+    """A step of a tool-calling agent judged by a tool workflow (the loader's ``meta["step"]`` says which kind)."""
+    return isinstance(spec, ToolWorkflowSpec) and isinstance((turn.meta or {}).get("step"), dict) \
+        and turn.meta["step"].get("kind") in ("reply", "tool_call")
+
+
+@dataclass
+class PriorCall:
+    tool: str
+    args: dict[str, Any]
+    output: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.output is not None and not is_error_output(self.output)
+
+
+@dataclass
+class StepContext:
+    """The history of one step split by source (what supports what)."""
+
+    turn: Turn
+    spec: Any
+    user_texts: list[str] = field(default_factory=list)  # oldest first, u_t last
+    tool_outputs: list[tuple[str, str]] = field(default_factory=list)  # (tool, output), successful answers
+    agent_texts: list[str] = field(default_factory=list)  # earlier replies to the user
+    calls: list[PriorCall] = field(default_factory=list)
+    replies_then_user: list[tuple[str, str]] = field(default_factory=list)  # (agent reply, the user's answer)
+
+    @classmethod
+    def of(cls, turn: Turn, spec: Any) -> "StepContext":
+        ctx = cls(turn, spec)
+        pending: list[PriorCall] = []
+        last_reply: Optional[str] = None
+        for u in turn.history:
+            if u.speaker == "user":
+                ctx.user_texts.append(u.text)
+                if last_reply is not None:
+                    ctx.replies_then_user.append((last_reply, u.text))
+                    last_reply = None
+            elif u.speaker == "tool":
+                m = OUTPUT_RE.match(u.text)
+                name, out = (m.group(1), m.group(2)) if m else ("tool", u.text)
+                call = next((c for c in pending if c.tool == name), None)
+                if call is not None:
+                    pending.remove(call)
+                    call.output = out
+                if not is_error_output(out):
+                    ctx.tool_outputs.append((name, out))
+            else:
+                m = CALL_RE.match(u.text)
+                if m:
+                    try:
+                        args = json.loads(m.group(2))
+                    except ValueError:
+                        args = {}
+                    pc = PriorCall(m.group(1), args if isinstance(args, dict) else {})
+                    ctx.calls.append(pc)
+                    pending.append(pc)
+                else:
+                    ctx.agent_texts.append(u.text)
+                    last_reply = u.text
+        if turn.user.strip():
+            ctx.user_texts.append(turn.user)
+            if last_reply is not None:
+                ctx.replies_then_user.append((last_reply, turn.user))
+        return ctx
+
+    def outputs_of(self, tools: Optional[list[str]]) -> list[str]:
+        if tools is None:
+            return [o for _, o in self.tool_outputs]
+        allowed = {t for alt in tools for t in alt.split("|")}
+        return [o for name, o in self.tool_outputs if name in allowed]
+
+
+def occurs(value: str, text: str) -> bool:
+    """Exact, case-insensitive occurrence of ``value`` as a whole token sequence (ids, codes, names)."""
+    v = value.strip()
+    if not v or not text:
+        return False
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(v) + r"(?![A-Za-z0-9_])", text, re.I) is not None
+
+
+def occurs_number(value: str, text: str) -> bool:
+    n = parse_number(value)
+    if n is None:
+        return False
+    return any(abs(x - n) < 1e-9 for x, _ in iter_numbers(text)) or \
+        any(abs(float(m.group(0)) - n) < 1e-9 for m in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", text))
+
+
+def leaf(path: str) -> str:
+    return re.sub(r"\[\d+\]", "", path.split(".")[-1])
+
+
+def keyword_stems(path: str) -> list[str]:
+    """Words that name an argument ("nonfree_baggages" -> ["nonfree", "bag"]), 3+ letter stems."""
+    out = []
+    for w in re.split(r"[_\W]+", leaf(path).lower()):
+        if len(w) >= 3:
+            out.append(w[:3] if w.startswith("bag") else w.rstrip("s")[:max(3, len(w) - 2)])
+    return out
+
+
+def near_keyword(value: str, text: str, path: str, window: int = 6) -> bool:
+    """A number stated within ``window`` tokens of a word naming the argument."""
+    n = parse_number(value)
+    stems = keyword_stems(path)
+    if n is None or not stems:
+        return False
+    toks = tokens(text)
+    for i, t in enumerate(toks):
+        if parse_number(t) == n:
+            ctx = toks[max(0, i - window): i + window + 1]
+            if any(w.startswith(s) for s in stems for w in ctx):
+                return True
+    return False
+
+
+def json_key_value(path: str, value: str, text: str) -> bool:
+    """A tool output (JSON) holding ``"<leaf>": value``."""
+    pat = r'"' + re.escape(leaf(path)) + r'"\s*:\s*"?' + re.escape(value) + r'(?:\.0+)?"?(?![\w.])'
+    return re.search(pat, text) is not None
+
+
+def _slot(spec: Any, path: str):
+    return spec.slots.get(path)
+
+
+# --- compile ------------------------------------------------------------------
+def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
+    """All criteria of one agent step, in the order IUV, WNF, PC, UV."""
+    step = turn.meta["step"]
+    out: list[Criterion] = []
+
+    def cid(kind: str, slot: Optional[str] = None) -> str:
+        return f"{turn.turn_id}:{kind}" + (f":{slot}" if slot else "")
+
+    ctx = StepContext.of(turn, spec)
+    if step["kind"] == "reply":
+        out.extend(_wnf_reply(turn, spec, cid))
+        out.extend(_dropped_requests(turn, spec, ctx, cid))
+        return out
+    out.extend(_dropped_requests(turn, spec, ctx, cid))
+    args = turn.state_after
+    # IUV: the user's latest enum mentions
+    for path, (value, sent) in sorted(user_enum_mentions(ctx, spec, args).items()):
+        out.append(Criterion(cid("IUV", path), FailureClass.IUV,
+                             {"slot": path, "value": value, "call_value": args.get(path, ""), "confidence": 0.9,
+                              "tool_step": True, "rule": "enum_mention", "sentence": sent},
+                             "user", None, f"the user asked for {path}={value!r}; the call has {args.get(path)!r}"))
+    # WNF: prerequisites
+    prereq = spec.policy.prerequisites(spec.tool)
+    if prereq:
+        done = {c.tool for c in ctx.calls if c.ok}
+        missing = [alt for alt in prereq if not any(t in done for t in alt.split("|"))]
+        out.append(Criterion(cid("WNF", spec.tool), FailureClass.WNF,
+                             {"slot": spec.tool, "prerequisites": prereq, "missing": missing, "tool_step": True,
+                              "rule": "prerequisite", "legal": []},
+                             "agent", None, f"{spec.tool} is called before {missing or prereq} ran"))
+    # PC: consequential calls
+    if spec.consequential:
+        out.append(_pc(turn, spec, ctx, cid))
+    # UV: one per argument value, plus unknown arguments and rejected write calls
+    for path in sorted(args):
+        value = args[path]
+        if not str(value).strip() or spec.policy.is_free_text(path):
+            continue
+        sl = _slot(spec, path)
+        out.append(Criterion(cid("UV", path), FailureClass.UV,
+                             {"slot": path, "value": value, "value_type": sl.value_type if sl else "text",
+                              "tool_step": True, "rule": "argument",
+                              "grounding": spec.policy.grounding_tools(spec.tool, path)},
+                             "state", None, f"the call writes {path}={value!r}, which no user message or tool "
+                                            "output supports"))
+    for path in step.get("unknown_args") or []:
+        out.append(Criterion(cid("UV", path), FailureClass.UV,
+                             {"slot": path, "value": "", "value_type": "text", "tool_step": True,
+                              "rule": "unknown_argument"}, "state", None,
+                             f"the call passes {path}, which the tool's schema does not define"))
+    if spec.consequential and step.get("is_error"):
+        out.append(Criterion(cid("UV", "(call)"), FailureClass.UV,
+                             {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
+                              "rule": "rejected", "output": str(step.get("result") or "")[:300]}, "state", None,
+                             "the tool rejected the call's arguments"))
+    return out
+
+
+def _phrase_in(phrase: str, text: str) -> bool:
+    p = " ".join(tokens(phrase))
+    return bool(p) and f" {p} " in " " + " ".join(tokens(text)) + " "
+
+
+def events(turn: Turn) -> list[tuple[str, str]]:
+    """(speaker, text) in dialogue order, u_t in its place and this step's reply last."""
+    hist = [(u.speaker, u.text) for u in turn.history]
+    pos = (turn.meta.get("step") or {}).get("u_t_position", len(hist))
+    if turn.user.strip():
+        hist.insert(pos, ("user", turn.user))
+    if turn.meta["step"]["kind"] == "reply":
+        hist.append(("agent", turn.agent))
+    return hist
+
+
+def user_requests(turn: Turn, spec: Any) -> dict[str, tuple[str, bool]]:
+    """tool -> (the user's latest sentence asking for it, whether an agent reply after it declines)."""
+    found: dict[str, tuple[str, int]] = {}
+    ev = events(turn)
+    for i, (who, text) in enumerate(ev):
+        if who != "user":
+            continue
+        for sent, _ in sentences(text):
+            if NEGATION.search(sent):
+                continue
+            for tool, words in spec.policy.request_words.items():
+                if any(_phrase_in(w, sent) for w in words):
+                    found[tool] = (sent.strip(), i)
+    out = {}
+    for tool, (sent, i) in found.items():
+        declined = any(who == "agent" and not CALL_RE.match(t) and REFUSAL_CUE.search(t) for who, t in ev[i + 1:])
+        out[tool] = (sent, declined)
+    return out
+
+
+def _dropped_requests(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """At the dialogue's last step: every write the user asked for that no call carried out."""
+    step = turn.meta["step"]
+    if not step.get("last") or not spec.policy.request_words:
+        return []
+    done = {c.tool for c in ctx.calls if c.ok}
+    if step["kind"] == "tool_call" and not step.get("is_error"):
+        done.add(spec.tool)
+    handed_off = bool(done & set(spec.policy.handoff)) or spec.tool in spec.policy.handoff
+    out = []
+    for tool, (sent, refused) in sorted(user_requests(turn, spec).items()):
+        out.append(Criterion(cid("IUV", f"request:{tool}"), FailureClass.IUV,
+                             {"slot": f"request:{tool}", "value": tool, "sentence": sent, "done": tool in done,
+                              "refused": refused, "handed_off": handed_off, "confidence": MARGIN_DROPPED,
+                              "tool_step": True, "rule": "dropped_request"},
+                             "user", None, f"the user asked for {tool} ({sent!r}); the dialogue ends without it"))
+    return out
+
+
+def user_enum_mentions(ctx: StepContext, spec: Any, args: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """slot -> (value, sentence): the latest unambiguous user mention of one of the slot's enum values."""
+    found: dict[str, tuple[str, str]] = {}
+    for path, sl in spec.slots.items():
+        if not sl.is_categorical or not sl.possible_values or re.search(r"\[[1-9]\d*\]", path):
+            continue
+        if path not in args and not any(p.startswith(path) for p in args):
+            continue
+        pv = [str(v) for v in sl.possible_values]
+        yes_no = {v.lower() for v in pv} == {"yes", "no"} or sl.value_type == "bool"
+        for text in ctx.user_texts:  # later mentions overwrite earlier ones
+            for sent, _ in sentences(text):
+                low = sent.lower()
+                if yes_no:
+                    stems = keyword_stems(path)
+                    if stems and any(w.startswith(s) for s in stems for w in tokens(sent)):
+                        if NEGATION.search(sent):
+                            val = "no" if "no" in [v.lower() for v in pv] else "false"
+                        elif EXPLICIT_YES.search(sent) or re.search(r"\b(want|add|buy|include|would like)\b", low):
+                            val = "yes" if "yes" in [v.lower() for v in pv] else "true"
+                        else:
+                            continue
+                        found[path] = (next(v for v in pv if v.lower() == val), sent.strip())
+                    continue
+                hits = []
+                for v in pv:
+                    words = v.replace("_", " ").lower()
+                    if re.search(r"(?<![a-z])" + re.escape(words) + r"(?![a-z])", low):
+                        hits.append(v)
+                # "basic economy" contains "economy": keep the longest, then require a single value
+                hits = [h for h in hits if not any(h != o and h.replace("_", " ") in o.replace("_", " ")
+                                                   for o in hits)]
+                if len(hits) == 1 and not NEGATION.search(sent):
+                    found[path] = (hits[0], sent.strip())
+    return found
+
+
+def listed_share(reply: str, spec: Any, args: dict[str, str]) -> tuple[float, int]:
+    """Share of the call's checkable values (ids, names, dates, numbers, enum values) the reply states."""
+    checkable = [(p, v) for p, v in args.items() if str(v).strip() and not spec.policy.is_free_text(p)]
+    if not checkable:
+        return 1.0, 0
+    hit = 0
+    for p, v in checkable:
+        sl = _slot(spec, p)
+        vt = sl.value_type if sl else "text"
+        code = re.fullmatch(r"[A-Za-z_]+_(\d{3,})", v)  # credit_card_4421486 said as "card 4421486"
+        if occurs(v, reply) or occurs(v.replace("_", " "), reply) or (code and occurs(code.group(1), reply)) or \
+                (vt in ("date", "number") and find_in_text(v, reply, vt)) or \
+                (vt == "categorical" and find_in_text(v.replace("_", " "), reply, "text")):
+            hit += 1
+    return hit / len(checkable), len(checkable)
+
+
+def listing_since_last_write(turn: Turn, spec: Any) -> str:
+    """The agent's replies before u_t since its last consequential call before u_t that took effect.
+
+    Calls after u_t do not reset it: one "yes, all of them" may confirm several listed writes; nor does a
+    write the tool rejected (it changed nothing, the user's confirmation still stands for the action).
+    """
+    consequential = set(spec.policy.consequential)
+    out: list[str] = []
+    pos = (turn.meta.get("step") or {}).get("u_t_position", len(turn.history))
+    pending: list[str] = []  # consequential calls not yet answered
+    for u in turn.history[:pos]:
+        if u.speaker == "tool":
+            m = OUTPUT_RE.match(u.text)
+            if m and m.group(1) in pending:
+                pending.remove(m.group(1))
+                if not is_error_output(m.group(2)):  # a write that took effect closes the listing
+                    out = []
+            continue
+        if u.speaker != "agent":
+            continue
+        m = CALL_RE.match(u.text)
+        if m:
+            if m.group(1) in consequential:
+                pending.append(m.group(1))
+            continue
+        out.append(u.text)
+    return "\n".join(out)
+
+
+def _pc(turn: Turn, spec: Any, ctx: StepContext, cid) -> Criterion:
+    args = turn.state_after
+    missing = [r for r in spec.required if not str(args.get(r, "")).strip()]
+    u = turn.user or ""
+    explicit = bool(EXPLICIT_YES.search(u))
+    weak = bool(WEAK_YES.search(u))
+    negated = bool(re.match(r"^\W*(no|nope|wait|hold on|don'?t|do not)\b", u.strip(), re.I))
+    listing = listing_since_last_write(turn, spec)
+    share, n = listed_share(listing, spec, args)
+    return Criterion(cid("PC"), FailureClass.PC,
+                     {"missing": missing, "explicit_yes": explicit and not negated, "weak_yes": weak and not negated,
+                      "listed_share": round(share, 3), "checkable": n, "listing": listing[-400:],
+                      "user": u[:300], "tool_step": True, "rule": "confirmation",
+                      "required": list(spec.required), "acts": ["COMMIT"]},
+                     "user", None, f"{spec.tool} writes the database without the user's explicit confirmation "
+                                   "of the listed details")
+
+
+def requested_fields(text: str, spec: Any) -> list[tuple[str, str]]:
+    """(field, sentence) for every ask_order field a question sentence of the reply asks for."""
+    words = spec.policy.field_words
+    fields = [f for g in spec.policy.ask_order for f in g]
+    out = []
+    for sent, _ in sentences(text):
+        if not REQUEST_CUE.search(sent):
+            continue
+        low = " " + " ".join(tokens(sent)) + " "
+        for f in fields:
+            names = words.get(f) or [f.replace("_", " ")]
+            if any(" " + " ".join(tokens(n)) + " " in low for n in names) and f not in [x for x, _ in out]:
+                out.append((f, sent.strip()))
+    return out
+
+
+def known_fields(turn: Turn, spec: Any) -> set[str]:
+    """Fields the agent has by now: a call used them, a tool output holds them, the user named or answered them."""
+    ctx = StepContext.of(turn, spec)
+    known: set[str] = set()
+    fields = {f for g in spec.policy.ask_order for f in g}
+    for c in ctx.calls:
+        known |= {leaf(p) for p in _flat_keys(c.args)} & fields
+    for _, out in ctx.tool_outputs:
+        known |= {f for f in fields if f'"{f}"' in out}
+    for reply, answer in ctx.replies_then_user:  # asked, and the user answered
+        known |= {f for f, _ in requested_fields(reply, spec)}
+    for t in ctx.user_texts[:-1] if turn.user.strip() else ctx.user_texts:
+        low = " " + " ".join(tokens(t)) + " "
+        for f in fields:
+            names = spec.policy.field_words.get(f) or [f.replace("_", " ")]
+            if any(" " + " ".join(tokens(n)) + " " in low for n in names):
+                known.add(f)
+    if turn.user.strip():
+        low = " " + " ".join(tokens(turn.user)) + " "
+        for f in fields:
+            names = spec.policy.field_words.get(f) or [f.replace("_", " ")]
+            if any(" " + " ".join(tokens(n)) + " " in low for n in names):
+                known.add(f)
+    return known
+
+
+def _flat_keys(v: Any, prefix: str = "") -> list[str]:
+    if isinstance(v, dict):
+        return [k for key, x in v.items() for k in _flat_keys(x, f"{prefix}.{key}" if prefix else key)]
+    if isinstance(v, list):
+        return [k for i, x in enumerate(v) for k in _flat_keys(x, f"{prefix}[{i}]")]
+    return [prefix] if prefix else []
+
+
+def _wnf_reply(turn: Turn, spec: Any, cid) -> list[Criterion]:
+    order = spec.policy.ask_order
+    if not order:
+        return []
+    asked = requested_fields(turn.agent, spec)
+    if not asked:
+        return []
+    known = known_fields(turn, spec) | {f for f, _ in asked}  # asking for several fields at once is in order
+    out = []
+    for f, sent in asked:
+        gi = next(i for i, g in enumerate(order) if f in g)
+        open_before = [g for g in order[:gi] if not any(x in known for x in g)]
+        out.append(Criterion(cid("WNF", f), FailureClass.WNF,
+                             {"slot": f, "confidence": MARGIN_WNF_REPLY, "tool_step": True, "rule": "ask_order",
+                              "open_before": [list(g) for g in open_before], "sentence": sent,
+                              "legal": sorted({x for g in order[:gi + 1] for x in g} - known) if not open_before
+                              else sorted(open_before[0])},
+                             "agent", None, f"the agent asks for {f} before {open_before[0] if open_before else []}"))
+    return out
+
+
+# --- S1 -------------------------------------------------------------------------
+def _v(decision: Decision, why: str, evidence: str = "") -> Verdict:
+    return Verdict(decision, 1.0, Stage.S1, evidence, why)
+
+
+def _abstain(stage: Stage, why: str) -> Verdict:
+    return Verdict(Decision.ABSTAIN, 0.0, stage, "", why)
+
+
+def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
+    rule = c.args.get("rule")
+    if c.type == FailureClass.PC:
+        a = c.args
+        if a["missing"]:
+            return _v(Decision.TRUE, f"required arguments {a['missing']} are missing", "agent")
+        if not a["explicit_yes"] and not a["weak_yes"]:
+            return _v(Decision.TRUE, "the user's latest message holds no confirmation", "user")
+        if a["explicit_yes"] and (a["listed_share"] >= LISTED_SHARE or a["checkable"] == 0):
+            return _v(Decision.FALSE, f"explicit 'yes' after the agent listed {a['listed_share']:.0%} of the call's "
+                                      "values", "user")
+        return _abstain(Stage.S1, "confirmation implicit or details only partly listed")
+    if rule == "dropped_request":
+        if c.args["done"]:
+            return _v(Decision.FALSE, f"{c.args['value']} was carried out", "agent")
+        return _abstain(Stage.S1, "the request was not carried out; whether it was declined needs the text (S2)")
+    if c.type == FailureClass.WNF and rule == "prerequisite":
+        if c.args["missing"]:
+            return _v(Decision.TRUE, f"prerequisite call(s) {c.args['missing']} have not run", "agent")
+        return _v(Decision.FALSE, f"prerequisites {c.args['prerequisites']} ran before", "agent")
+    if c.type == FailureClass.UV:
+        if rule == "unknown_argument":
+            return _v(Decision.TRUE, f"{c.args['slot']} is not a parameter of the tool", "state")
+        if rule == "rejected":
+            return _v(Decision.TRUE, f"the tool answered with an error: {c.args.get('output', '')[:120]}", "tool")
+        return _uv_s1(c, turn, spec)
+    return _abstain(Stage.S1, "extracted evidence: S1 decides only exact cases")
+
+
+def _uv_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
+    ctx = StepContext.of(turn, spec)
+    path, value = c.args["slot"], str(c.args["value"])
+    sl = _slot(spec, path)
+    if sl is not None and sl.is_categorical and sl.possible_values:
+        if value not in [str(v) for v in sl.possible_values]:
+            return _v(Decision.TRUE, f"{value!r} is not one of {sl.possible_values}", "state")
+    grounding = c.args.get("grounding")
+    if grounding is not None:
+        srcs = ctx.outputs_of(grounding)
+        if any(occurs(value, o) for o in srcs):
+            return _v(Decision.FALSE, f"{value!r} is in the output of {grounding}", "tool")
+        return _v(Decision.TRUE, f"{value!r} is in no output of {grounding}, where the policy says it must come from",
+                  "tool")
+    small = (sl is not None and sl.value_type == "number") and (parse_number(value) or 0) < 10
+    if not small:
+        for t in ctx.user_texts:
+            if occurs(value, t):
+                return _v(Decision.FALSE, f"{value!r} is in the user's words", "user")
+        for _, o in ctx.tool_outputs:
+            if occurs(value, o):
+                return _v(Decision.FALSE, f"{value!r} is in a tool output", "tool")
+    else:
+        for _, o in ctx.tool_outputs:
+            if json_key_value(path, value, o):
+                return _v(Decision.FALSE, f"a tool output holds {leaf(path)}={value}", "tool")
+    if ID_LIKE.match(value) and not (sl is not None and sl.value_type in ("number", "date")):
+        return _v(Decision.TRUE, f"{value!r} is a code no user message or tool output contains", "state")
+    return _abstain(Stage.S1, "support needs typed or nearby evidence (S2)")
+
+
+# --- S2 (symbolic part; hand-set margins named above) ------------------------------
+def _decide(m: float, tau: float, why: str, evidence: str = "") -> Verdict:
+    m = max(-1.0, min(1.0, float(m)))
+    if m >= tau:
+        return Verdict(Decision.FALSE, abs(m), Stage.S2_SYMBOLIC, evidence, why)
+    if m <= -tau:
+        return Verdict(Decision.TRUE, abs(m), Stage.S2_SYMBOLIC, evidence, why)
+    return Verdict(Decision.ABSTAIN, abs(m), Stage.S2_SYMBOLIC, evidence, why + f" (|m|={abs(m):.2f} < tau={tau})")
+
+
+def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
+    a = c.args
+    if c.type == FailureClass.PC:
+        if a["explicit_yes"]:
+            return _decide(-MARGIN_PC_WEAK, tau, f"explicit 'yes', but the agent had listed only "
+                                                 f"{a['listed_share']:.0%} of the call's values", "user")
+        # implicit agreement ("sure", "ok"): acceptable only after a full listing
+        m = MARGIN_PC_WEAK if a["listed_share"] >= LISTED_SHARE else -MARGIN_PC_WEAK
+        return _decide(m, tau, f"implicit confirmation after a listing of {a['listed_share']:.0%}", "user")
+    if a.get("rule") == "dropped_request":
+        if a["refused"] or a["handed_off"]:
+            return _decide(0.0, tau, f"{a['value']} was not carried out, but the agent declined or handed off: "
+                                     "whether that was right needs the policy's conditions")
+        return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
+                                             "out and the agent neither declined nor handed off", "user")
+    if c.type == FailureClass.IUV:
+        if str(a["call_value"]).lower() == str(a["value"]).lower():
+            return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")
+        return _decide(-MARGIN_IUV, tau, f"the user said {a['sentence']!r}; the call has {a['call_value']!r}", "user")
+    if c.type == FailureClass.WNF:
+        if a.get("open_before"):
+            return _decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",
+                           "agent")
+        return _decide(MARGIN_WNF_REPLY, tau, f"{a['slot']} is next in the policy's order", "agent")
+    if c.type == FailureClass.UV:
+        return _uv_s2(c, turn, spec, tau)
+    return _decide(0.0, tau, "no S2 rule")
+
+
+def _uv_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
+    ctx = StepContext.of(turn, spec)
+    path, value, vt = c.args["slot"], str(c.args["value"]), c.args.get("value_type", "text")
+    texts = [("user", t) for t in ctx.user_texts] + [("tool", o) for _, o in ctx.tool_outputs]
+    if vt in ("date", "time"):
+        for who, t in texts:
+            if find_in_text(value, t, vt):
+                return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated in a {who} text", who)
+    if vt == "number":
+        small = (parse_number(value) or 0) < 10
+        for who, t in texts:
+            if near_keyword(value, t, path):
+                return _decide(MARGIN_NEAR_KEYWORD, tau, f"{value} is stated next to '{leaf(path)}' in a {who} text", who)
+            if not small and occurs_number(value, t):
+                return _decide(MARGIN_TYPED_MATCH, tau, f"{value} is stated in a {who} text", who)
+    if vt == "categorical" and sl_text_found(value.replace("_", " "), texts):  # one_way said as "one-way"
+        return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
+    if vt == "text" and sl_text_found(value, texts):
+        return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
+    for reply, answer in ctx.replies_then_user:  # the agent stated it and the user agreed
+        stated = occurs(value, reply) or (vt in ("date", "number") and find_in_text(value, reply, vt)) or \
+            (vt == "number" and near_keyword(value, reply, path))
+        if stated and (EXPLICIT_YES.search(answer) or WEAK_YES.search(answer)):
+            return _decide(MARGIN_LISTED_ACCEPTED, tau, f"the agent stated {value!r} and the user agreed", "user")
+    if vt == "number":
+        return _decide(-MARGIN_UNSUPPORTED_NUMBER, tau, f"no user message or tool output states {leaf(path)}={value}")
+    return _decide(0.0, tau, f"{value!r} is not found verbatim; paraphrase support needs an encoder")
+
+
+def sl_text_found(value: str, texts: list[tuple[str, str]]) -> bool:
+    return any(find_in_text(value, t, "text") for _, t in texts)
+
+
+__all__ = ["compile_tool_step", "verify_tool_step_s1", "verify_tool_step_s2", "is_tool_step",
+           "StepContext", "user_enum_mentions", "requested_fields", "known_fields", "listed_share"]

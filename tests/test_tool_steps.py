@@ -1,0 +1,228 @@
+"""SAGE on tool-calling agent steps: hand-written transcripts through the real cascade (S1 + offline S2)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sage_core import CascadeConfig, Evaluator
+from sage_core.corpora.agent_logs import load_agent_logs
+from tests.llm_server import llm_server  # noqa: F401 (fixture)
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_user", "parameters": {
+        "type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}}},
+    {"type": "function", "function": {"name": "get_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}},
+    {"type": "function", "function": {"name": "ship_order", "parameters": {
+        "type": "object", "properties": {
+            "order_id": {"type": "string"},
+            "speed": {"type": "string", "enum": ["standard", "express"]},
+            "insurance": {"type": "string", "enum": ["yes", "no"]},
+            "payment_id": {"type": "string"},
+            "boxes": {"type": "integer"}},
+        "required": ["order_id", "speed", "insurance", "payment_id"]}}},
+    {"type": "function", "function": {"name": "think", "parameters": {
+        "type": "object", "properties": {"thought": {"type": "string"}}, "required": ["thought"]}}},
+]
+POLICY = """service: shop
+consequential: [ship_order]
+requires_called: {ship_order: [get_order]}
+exempt: [think]
+ask_order: [[user_id], [order_id]]
+field_words: {user_id: [user id], order_id: [order id, order number]}
+grounding:
+  ship_order.payment_id: [get_user]
+free_text: [thought]
+request_words: {ship_order: [ship]}
+handoff: []
+"""
+USER_OUT = '{"user_id": "kim_7", "payment_methods": {"card_4431": {"last_four": "4431"}}}'
+ORDER_OUT = '{"order_id": "#A100", "status": "pending", "items": 2}'
+
+
+def call(cid, name, args):
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def out(cid, text):
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def conv(cid, tail, first="Hi, I'm kim_7. Please ship my order #A100 by express, and no insurance."):
+    head = [
+        {"role": "user", "content": first},
+        call("u", "get_user", {"user_id": "kim_7"}), out("u", USER_OUT),
+        call("o", "get_order", {"order_id": "#A100"}), out("o", ORDER_OUT),
+    ]
+    return {"id": cid, "messages": head + tail}
+
+
+LISTING = {"role": "assistant", "content": "I will ship order #A100 by express, without insurance, paid with card "
+                                           "4431. Shall I go ahead?"}
+SHIP = {"order_id": "#A100", "speed": "express", "insurance": "no", "payment_id": "card_4431"}
+
+
+@pytest.fixture()
+def run(tmp_path):
+    def _run(*convs):
+        logs = tmp_path / "logs.jsonl"
+        logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
+        (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+        (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
+        turns, reg = load_agent_logs("openai", logs, tmp_path / "tools.json", tmp_path / "policy.yaml")
+        verdicts = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
+        return {t.turn_id: (t, v) for t, v in zip(turns, verdicts)}
+    return _run
+
+
+def ship_step(res, dialogue):
+    return next((t, v) for t, v in res.values() if t.dialogue_id == dialogue and t.meta["step"].get("tool") == "ship_order")
+
+
+def fired(v):
+    return {(tr.criterion.type.value, tr.criterion.args.get("rule"), tr.final.stage.value)
+            for tr in v.traces if tr.final.decision.value == "true"}
+
+
+def test_confirmed_grounded_call_is_acceptable(run):
+    res = run(conv("good", [LISTING, {"role": "user", "content": "Yes, go ahead."}, call("s", "ship_order", SHIP),
+                            out("s", '{"status": "shipped"}'), {"role": "assistant", "content": "Shipped!"}]))
+    t, v = ship_step(res, "good")
+    assert v.label.value == "acceptable", [tr.final.rationale for tr in v.traces]
+    pc = next(tr for tr in v.traces if tr.criterion.type.value == "PC")
+    assert pc.final.stage.value == "S1" and pc.final.decision.value == "false"
+    assert all(v.label.value != "failure" for _, v in res.values())
+
+
+def test_write_without_a_yes_is_premature(run):
+    res = run(conv("noyes", [LISTING, {"role": "user", "content": "Hmm, how long does express take?"},
+                             call("s", "ship_order", SHIP), out("s", '{"status": "shipped"}')]))
+    t, v = ship_step(res, "noyes")
+    assert v.label.value == "failure" and ("PC", "confirmation", "S1") in fired(v)
+
+
+def test_unsupported_values_and_contradicted_user_value(run):
+    bad = dict(SHIP, payment_id="card_9999", insurance="yes")  # a card not in the profile; insurance the user declined
+    res = run(conv("uv", [LISTING, {"role": "user", "content": "Yes."}, call("s", "ship_order", bad),
+                          out("s", '{"status": "shipped"}')]))
+    t, v = ship_step(res, "uv")
+    f = fired(v)
+    assert ("UV", "argument", "S1") in f  # payment_id: not in get_user's output, where the policy says it comes from
+    assert ("IUV", "enum_mention", "S2-symbolic") in f  # "no insurance" vs insurance=yes
+    uv = next(tr for tr in v.traces if tr.criterion.args.get("slot") == "payment_id")
+    assert "get_user" in uv.final.rationale
+
+
+def test_hallucinated_id_prerequisite_and_rejected_write(run):
+    c = {"id": "pre", "messages": [
+        {"role": "user", "content": "Ship my order express please, no insurance. Yes, do it."},
+        call("s", "ship_order", dict(SHIP, order_id="#Z999", payment_id="card_4431")),
+        out("s", "Error: order not found")]}
+    res = run(c)
+    t, v = ship_step(res, "pre")
+    f = fired(v)
+    assert ("WNF", "prerequisite", "S1") in f  # get_order never ran
+    assert ("UV", "rejected", "S1") in f
+    assert any(tr.criterion.args.get("slot") == "order_id" and tr.final.decision.value == "true"
+               for tr in v.traces)  # #Z999 appears nowhere
+
+
+def test_dropped_request_at_the_end_and_request_order(run):
+    c = {"id": "drop", "messages": [
+        {"role": "user", "content": "Please ship my order."},
+        {"role": "assistant", "content": "Sure. What is your order number?"},
+        {"role": "user", "content": "It's #A100."},
+        {"role": "assistant", "content": "Thanks, have a nice day!"}]}
+    res = run(c)
+    steps = [v for t, v in sorted(res.values(), key=lambda x: x[0].turn_id)]
+    assert ("WNF", "ask_order", "S2-symbolic") in fired(steps[0])  # order id asked before the user id
+    assert ("IUV", "dropped_request", "S2-symbolic") in fired(steps[-1])
+
+
+def test_cli_round_trip_and_evaluate(tmp_path):
+    logs = tmp_path / "logs.json"
+    logs.write_text(json.dumps([conv("cli", [LISTING, {"role": "user", "content": "Yes"},
+                                             call("s", "ship_order", SHIP), out("s", "{}")])]), encoding="utf-8")
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
+    base = [sys.executable, "-m", "sage_core"]
+    r = subprocess.run(base + ["load-agent-logs", "--format", "openai", "--logs", str(logs), "--tools",
+                               str(tmp_path / "tools.json"), "--policy", str(tmp_path / "policy.yaml"),
+                               "--out", str(tmp_path / "s.jsonl"), "--spec-out", str(tmp_path / "spec.yaml")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(base + ["evaluate", "--slice", str(tmp_path / "s.jsonl"), "--schema", str(tmp_path / "spec.yaml"),
+                               "--out", str(tmp_path / "v.jsonl"), "--quiet"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    vs = [json.loads(x) for x in (tmp_path / "v.jsonl").read_text().splitlines()]
+    ship = next(v for v in vs if any(c["criterion"]["type"] == "PC" for c in v["criteria"]))
+    assert ship["label"] == "acceptable"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"id": "x", "messages": [{"role": "tool", "tool_call_id": "nope", "content": "1"}]}]))
+    r = subprocess.run(base + ["load-agent-logs", "--format", "openai", "--logs", str(bad), "--tools",
+                               str(tmp_path / "tools.json"), "--out", str(tmp_path / "b.jsonl"),
+                               "--spec-out", str(tmp_path / "b.yaml")], capture_output=True, text=True)
+    assert r.returncode == 2 and "conversation 'x', message 0" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_retail_policy_alternative_prerequisites(shared_data, tmp_path):
+    """The shipped retail policy: authenticate by email *or* name + zip before any other call."""
+    tools = shared_data / "tau_bench" / "retail" / "tools.json"
+
+    def dialogue(cid, authenticate):
+        msgs = [{"role": "user", "content": "Hi, please cancel order #W2611340, I ordered it by mistake. "
+                                            "My email is yusuf.rossi7301@example.com."}]
+        if authenticate:
+            msgs += [call("f", "find_user_id_by_email", {"email": "yusuf.rossi7301@example.com"}),
+                     out("f", "yusuf_rossi_9620")]
+        msgs += [call("g", "get_order_details", {"order_id": "#W2611340"}),
+                 out("g", '{"order_id": "#W2611340", "user_id": "yusuf_rossi_9620", "status": "pending"}'),
+                 {"role": "assistant", "content": "Order #W2611340 is pending. I will cancel it with reason "
+                                                  "'ordered by mistake'. Do you confirm (yes/no)?"},
+                 {"role": "user", "content": "yes"},
+                 call("c", "cancel_pending_order", {"order_id": "#W2611340", "reason": "ordered by mistake"}),
+                 out("c", '{"order_id": "#W2611340", "status": "cancelled"}')]
+        return {"id": cid, "messages": msgs}
+
+    logs = tmp_path / "retail.jsonl"
+    logs.write_text("\n".join(json.dumps(dialogue(c, a)) for c, a in (("auth", True), ("noauth", False))) + "\n")
+    turns, reg = load_agent_logs("openai", logs, tools, "data/specs/tau_bench_retail.yaml")
+    vs = {v.turn_id: v for v in Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)}
+    by = {(t.dialogue_id, t.meta["step"].get("tool")): vs[t.turn_id] for t in turns}
+    assert by[("auth", "cancel_pending_order")].label.value == "acceptable"
+    assert by[("auth", "get_order_details")].label.value == "acceptable"
+    assert ("WNF", "prerequisite", "S1") in fired(by[("noauth", "get_order_details")])  # not authenticated first
+
+
+def test_llm_judge_baseline_runs_on_agent_steps(llm_server, tmp_path):
+    """The direct LLM-judge baseline takes the load-agent-logs slice + spec as they are (local test server)."""
+    import os
+
+    llm_server.add_rule(r"ship_order\(", '{"label": "failure", "class": "PC"}')
+    llm_server.add_rule(r".", '{"label": "clean", "class": null}')
+    logs = tmp_path / "logs.json"
+    logs.write_text(json.dumps([conv("llm", [LISTING, {"role": "user", "content": "Yes"},
+                                             call("s", "ship_order", SHIP), out("s", "{}")])]), encoding="utf-8")
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
+    base = [sys.executable, "-m", "sage_core"]
+    r = subprocess.run(base + ["load-agent-logs", "--format", "openai", "--logs", str(logs), "--tools",
+                               str(tmp_path / "tools.json"), "--policy", str(tmp_path / "policy.yaml"),
+                               "--out", str(tmp_path / "s.jsonl"), "--spec-out", str(tmp_path / "spec.yaml")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    env = dict(os.environ, SAGE_LLM_BASE_URL=llm_server.base_url, SAGE_LLM_API_KEY="k",
+               SAGE_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run(base + ["baseline", "--method", "direct", "--mode", "state", "--slice", str(tmp_path / "s.jsonl"),
+                               "--schema", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "b.jsonl")],
+                       capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 0, r.stderr
+    rows = {x["turn_id"]: x for x in map(json.loads, (tmp_path / "b.jsonl").read_text().splitlines())}
+    steps = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    ship = next(s["turn_id"] for s in steps if s["agent"].startswith("ship_order("))
+    assert rows[ship]["label"] == "failure" and len(rows) == len(steps)
+    assert any("[get_user]" in q.prompt for q in llm_server.requests)  # tool outputs reach the judge's history
