@@ -26,6 +26,9 @@ from sage_core import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+# The app holds a loaded slice in memory (about 10x its size on disk); bigger inputs go through the
+# streaming CLI (`python -m sage_core evaluate`). Streamlit's own upload cap (.streamlit/config.toml) is the same.
+MAX_APP_INPUT_BYTES = 200 * 1024 * 1024
 DEMO_DIR = REPO / "data" / "demo"
 DEMO_SLICE = DEMO_DIR / "demo_slice.jsonl"
 DEMO_SCHEMA = DEMO_DIR / "schema.json"
@@ -108,6 +111,8 @@ def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None)
     schema_path = (schema_path or "").strip() or None
     if not path:
         raise SageInputError("enter a path to a slice file or corpus folder", field="path")
+    if Path(path).is_file():
+        _check_app_size(Path(path).stat().st_size, path)
     try:
         turns, registry = load_corpus(kind, path, schema_path)
     except SageInputError as e:
@@ -116,6 +121,12 @@ def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None)
                                  "path in the Schema field", file=e.file or path, field="schema") from None
         raise
     return _loaded(path, kind, turns, registry)
+
+
+def _check_app_size(n_bytes: int, name: str) -> None:
+    if n_bytes > MAX_APP_INPUT_BYTES:
+        raise SageInputError(f"{n_bytes / 2**20:.0f} MiB is over the app's {MAX_APP_INPUT_BYTES // 2**20} MiB limit per "
+                             "file; evaluate it with `python -m sage_core evaluate` (streams any size)", file=name)
 
 
 def _loaded(name: str, kind: Optional[str], turns, registry) -> LoadedSlice:
@@ -156,6 +167,8 @@ def load_upload(kind: Optional[str], files: Sequence[tuple[str, bytes]],
     """
     if not files:
         raise SageInputError("upload at least one file", field="upload")
+    for name, data in files:
+        _check_app_size(len(data), name)
     if kind == "slice":
         if len(files) != 1:
             raise SageInputError("upload exactly one slice JSONL file", field="upload")
