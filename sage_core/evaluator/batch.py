@@ -119,16 +119,22 @@ def evaluate_lines(ev: Evaluator, file: str, lines: Lines) -> list[tuple[str, Ve
 _WORKER_EV: Optional[Evaluator] = None
 
 
-def _init_worker(schema: str, config: CascadeConfig) -> None:
-    global _WORKER_EV
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:  # one core per worker: N workers on N cores, not N x N threads
+def one_core() -> None:
+    """One torch thread per evaluating process: N workers use N cores (not N x N threads), and the
+    encoder's float sums run in the same order in every process, so 1 and N workers give identical margins."""
+    try:
         import torch
 
         torch.set_num_threads(1)
     except ImportError:
         pass
+
+
+def _init_worker(schema: str, config: CascadeConfig) -> None:
+    global _WORKER_EV
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    one_core()
     _WORKER_EV = Evaluator(load_workflows(schema), config)
 
 
@@ -149,6 +155,7 @@ def _results(paths: Sequence[str], schema: str, registry: WorkflowRegistry, conf
              workers: int, chunk: int) -> Iterator[list[tuple[str, VerdictRecord]]]:
     chunks = iter_chunks(paths, chunk)
     if workers <= 1:
+        one_core()
         ev = Evaluator(registry, config)
         for file, lines in chunks:
             yield evaluate_lines(ev, file, lines)
@@ -220,4 +227,4 @@ def expand_slice_paths(pattern_or_paths: str | Iterable[str]) -> list[str]:
 
 
 __all__ = ["CHUNK_TURNS", "iter_slice_lines", "parse_line", "validate_slice", "iter_chunks", "evaluate_lines",
-           "evaluate_to_file", "expand_slice_paths", "BatchResult", "VerdictRecord"]
+           "evaluate_to_file", "expand_slice_paths", "BatchResult", "VerdictRecord", "one_core"]
