@@ -57,8 +57,10 @@ class LoadedSlice:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self):
-        if not self.content_hash:
-            self.content_hash = content_hash(self.turns, self.registry)
+        h, json_bytes = _hash_and_size(self.turns, self.registry)
+        self.content_hash = self.content_hash or h
+        # resident size estimate for the app's byte-bounded caches: parsed turns take ~4x their JSON
+        self.approx_bytes = 4 * json_bytes
         self.by_id = {t.turn_id: t for t in self.turns}
 
     @property
@@ -80,12 +82,20 @@ def registry_fingerprint(registry: WorkflowRegistry) -> str:
 
 
 def content_hash(turns: Sequence[Turn], registry: WorkflowRegistry) -> str:
+    return _hash_and_size(turns, registry)[0]
+
+
+def _hash_and_size(turns: Sequence[Turn], registry: WorkflowRegistry) -> tuple[str, int]:
+    """Content hash of turns + workflows, and the turns' JSON size in bytes (one pass)."""
     h = hashlib.sha256()
+    n = 0
     for t in turns:
-        h.update(dumps_turn(t).encode("utf-8"))
+        b = dumps_turn(t).encode("utf-8")
+        n += len(b)
+        h.update(b)
         h.update(b"\n")
     h.update(registry_fingerprint(registry).encode("utf-8"))
-    return h.hexdigest()[:16]
+    return h.hexdigest()[:16], n
 
 
 def _slice_with_schema(turns: list[Turn], schema_path: Path, name: str) -> LoadedSlice:
