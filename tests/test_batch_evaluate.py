@@ -14,6 +14,7 @@ from sage_core.science.metrics import OnlineMetrics
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo"
 SCHEMA = str(DEMO / "schema.json")
+REGISTRY = load_workflows(SCHEMA)
 
 
 def comparable(line: str) -> dict:
@@ -47,8 +48,8 @@ def test_one_and_two_workers_give_the_same_verdicts_in_the_same_order(big_slice,
     cfg = CascadeConfig.named("sage-core", s2_backend="offline")
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     m1, m2 = OnlineMetrics(), OnlineMetrics()
-    r1 = evaluate_to_file([str(big_slice)], SCHEMA, one, cfg, workers=1, on_record=m1.add)
-    r2 = evaluate_to_file([str(big_slice)], SCHEMA, two, cfg, workers=2, on_record=m2.add)
+    r1 = evaluate_to_file([str(big_slice)], REGISTRY, one, cfg, workers=1, on_record=m1.add)
+    r2 = evaluate_to_file([str(big_slice)], REGISTRY, two, cfg, workers=2, on_record=m2.add)
     a, b = one.read_text().splitlines(), two.read_text().splitlines()
     assert r1.n == r2.n == len(a) == 320
     assert [comparable(x) for x in a] == [comparable(x) for x in b]
@@ -58,7 +59,7 @@ def test_one_and_two_workers_give_the_same_verdicts_in_the_same_order(big_slice,
     assert r1m == r2m and r1m["n"] == 320
     # the streamed run agrees with the in-memory evaluator and the list metrics
     turns = read_slice(big_slice)
-    ref = Evaluator(load_workflows(SCHEMA), cfg).evaluate(turns)
+    ref = Evaluator(REGISTRY, cfg).evaluate(turns)
     assert [comparable(json.dumps(v.to_dict())) for v in ref] == [comparable(x) for x in a]
     expect = classification_metrics(ref, turns)
     expect.pop("p50_ms")
@@ -83,7 +84,7 @@ def test_bad_line_fails_before_any_output_and_leaves_no_file(tmp_path):
     bad.write_text("\n".join(rows[:5] + ['{"turn_id": "x"}'] + rows[5:]) + "\n")
     out = tmp_path / "v.jsonl"
     with pytest.raises(SageInputError) as e:
-        evaluate_to_file([str(bad)], SCHEMA, out, CascadeConfig.named("no_s2"), workers=1)
+        evaluate_to_file([str(bad)], REGISTRY, out, CascadeConfig.named("no_s2"), workers=1)
     assert e.value.line == 6 and e.value.file == str(bad)
     assert not out.exists() and not (tmp_path / "v.jsonl.partial").exists()
 
@@ -93,5 +94,5 @@ def test_duplicate_turn_id_is_found_by_the_streaming_check(tmp_path):
     dup = tmp_path / "dup.jsonl"
     dup.write_text("\n".join(rows + rows[:1]) + "\n")
     with pytest.raises(SageInputError) as e:
-        evaluate_to_file([str(dup)], SCHEMA, tmp_path / "v.jsonl", CascadeConfig.named("no_s2"))
+        evaluate_to_file([str(dup)], REGISTRY, tmp_path / "v.jsonl", CascadeConfig.named("no_s2"))
     assert e.value.line == len(rows) + 1 and e.value.field == "turn_id"

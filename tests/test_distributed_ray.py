@@ -12,7 +12,7 @@ pytest.importorskip("ray", reason="the ray engine is optional at import time; re
 from sage_core import CascadeConfig  # noqa: E402
 from sage_core.evaluator.batch import evaluate_to_file  # noqa: E402
 from sage_core.science.metrics import OnlineMetrics  # noqa: E402
-from tests.test_batch_evaluate import SCHEMA, comparable, replicated_slice  # noqa: E402
+from tests.test_batch_evaluate import REGISTRY, SCHEMA, comparable, replicated_slice  # noqa: E402
 
 
 def test_ray_path_gives_the_same_verdicts_as_one_and_two_workers(tmp_path):
@@ -28,9 +28,9 @@ def test_ray_path_gives_the_same_verdicts_as_one_and_two_workers(tmp_path):
     shards = [str(logs / "a.jsonl"), str(logs / "b.jsonl")]
 
     m_ray, m_one, m_two = OnlineMetrics(), OnlineMetrics(), OnlineMetrics()
-    res = evaluate_with_ray(shards, SCHEMA, tmp_path / "out", cfg, num_cpus=2, on_record=m_ray.add)
-    evaluate_to_file(shards, SCHEMA, tmp_path / "one.jsonl", cfg, workers=1, on_record=m_one.add)
-    evaluate_to_file(shards, SCHEMA, tmp_path / "two.jsonl", cfg, workers=2, on_record=m_two.add)
+    res = evaluate_with_ray(shards, REGISTRY, tmp_path / "out", cfg, num_cpus=2, on_record=m_ray.add)
+    evaluate_to_file(shards, REGISTRY, tmp_path / "one.jsonl", cfg, workers=1, on_record=m_one.add)
+    evaluate_to_file(shards, REGISTRY, tmp_path / "two.jsonl", cfg, workers=2, on_record=m_two.add)
 
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.verdicts.jsonl", "b.verdicts.jsonl"]
     ray_lines = ((tmp_path / "out" / "a.verdicts.jsonl").read_text().splitlines()

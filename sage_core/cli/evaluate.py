@@ -79,7 +79,8 @@ def run(args) -> int:
         if args.engine == "ray":
             from sage_core.distributed import evaluate_with_ray
 
-            res = evaluate_with_ray(paths, registry, args.out, cfg, settings=settings, address=args.ray_address,
+            res = evaluate_with_ray(paths, registry, args.out, cfg, settings=settings,
+                                    address=args.ray_address or os.environ.get("RAY_ADDRESS") or None,
                                     on_record=metrics.add, progress=update)
         else:
             res = evaluate_to_file(paths, registry, args.out, cfg, workers=args.workers, settings=settings,

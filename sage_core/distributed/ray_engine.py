@@ -9,7 +9,7 @@ lines into verdict lines -> the driver consumes the stream in input order
 on the driver first (``evaluator.batch.validate_slice``: file, line, field,
 exit 2) so workers never see bad input.
 
-Cluster: pass ``address`` (or set ``RAY_ADDRESS``, e.g. ``ray://head:10001``);
+Cluster: pass ``address`` (the CLI: ``--ray-address`` or ``RAY_ADDRESS``, e.g. ``ray://head:10001``);
 the package travels to the workers as a runtime-env ``py_modules`` entry, and
 the input files must be readable by the workers (shared filesystem or object
 store paths). Without an address a local instance is started on 127.0.0.1
@@ -21,12 +21,11 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from sage_core.data.errors import SageInputError
-from sage_core.evaluator.batch import CHUNK_TURNS, BatchResult, VerdictRecord, one_core, parse_line, validate_slice
-from sage_core.evaluator.cascade import CascadeConfig, Evaluator
-from sage_core.specs.loading import load_workflows
+from sage_core.evaluator.batch import CHUNK_TURNS, BatchResult, VerdictRecord, make_evaluator, parse_line, validate_slice
+from sage_core.evaluator.cascade import CascadeConfig
 from sage_core.specs.workflow import WorkflowRegistry
 
 SAGE_CORE_DIR = Path(__file__).resolve().parents[1]
@@ -34,13 +33,15 @@ SAGE_CORE_DIR = Path(__file__).resolve().parents[1]
 
 @contextmanager
 def ray_session(address: Optional[str] = None, num_cpus: Optional[int] = None) -> Iterator[None]:
-    """Connect to ``address`` (or RAY_ADDRESS), else start a local instance on 127.0.0.1; shut down after."""
+    """Connect to the cluster at ``address``, else start a local instance on 127.0.0.1; shut down after.
+
+    With no address, RAY_ADDRESS must not point elsewhere: the entry point resolves it (``--ray-address``).
+    """
     try:
         import ray
     except ImportError:
         raise SageInputError("the ray engine needs Ray: pip install 'ray[data]' (pinned in requirements.txt)",
                              field="engine") from None
-    address = address or os.environ.get("RAY_ADDRESS") or None
     if ray.is_initialized():  # the caller manages Ray (a notebook, a test fixture)
         yield
         return
@@ -60,9 +61,8 @@ def ray_session(address: Optional[str] = None, num_cpus: Optional[int] = None) -
 class SageBatchEvaluator:
     """Ray Data actor: the evaluator is built once per actor, then maps batches of raw slice lines."""
 
-    def __init__(self, registry: WorkflowRegistry, config: CascadeConfig):
-        one_core()
-        self.ev = Evaluator(registry, config)
+    def __init__(self, registry: WorkflowRegistry, config: CascadeConfig, settings: Any = None):
+        self.ev = make_evaluator(registry, config, settings)
 
     def __call__(self, batch: dict) -> dict:
         import numpy as np
@@ -86,8 +86,8 @@ def shard_name(path: str) -> str:
     return Path(path).name.removesuffix(".jsonl") + ".verdicts.jsonl"
 
 
-def evaluate_with_ray(paths: Sequence[str], schema: str, out_dir: str | Path, config: CascadeConfig, *,
-                      registry: Optional[WorkflowRegistry] = None, address: Optional[str] = None,
+def evaluate_with_ray(paths: Sequence[str], registry: WorkflowRegistry, out_dir: str | Path, config: CascadeConfig, *,
+                      settings: Any = None, address: Optional[str] = None,
                       num_cpus: Optional[int] = None, actors: Optional[int] = None, batch_size: int = CHUNK_TURNS,
                       on_record: Optional[Callable[[VerdictRecord], None]] = None,
                       progress: Optional[Callable[[int, int], None]] = None) -> BatchResult:
@@ -96,7 +96,6 @@ def evaluate_with_ray(paths: Sequence[str], schema: str, out_dir: str | Path, co
     if len(set(names)) != len(names):
         raise SageInputError("two input files share a name; shards are named after their input file",
                              file=", ".join(paths), field="slice")
-    registry = registry or load_workflows(schema)
     total = validate_slice(paths, registry)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -110,7 +109,7 @@ def evaluate_with_ray(paths: Sequence[str], schema: str, out_dir: str | Path, co
         n_actors = actors or max(1, int(ray.available_resources().get("CPU", 1)))
         # reads take no CPU slot: the actors hold one each, and a read waiting for a slot would starve them
         ds = ray.data.read_text(list(paths), include_paths=True, drop_empty_lines=True, num_cpus=0)
-        ds = ds.map_batches(SageBatchEvaluator, fn_constructor_args=(registry, config), batch_size=batch_size,
+        ds = ds.map_batches(SageBatchEvaluator, fn_constructor_args=(registry, config, settings), batch_size=batch_size,
                             batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=n_actors), num_cpus=1)
         handles: dict[str, object] = {}
         try:

@@ -130,12 +130,17 @@ def one_core() -> None:
         pass
 
 
-def _init_worker(schema: str, config: CascadeConfig) -> None:
+def make_evaluator(registry: WorkflowRegistry, config: CascadeConfig, settings: Any = None) -> Evaluator:
+    """The evaluator of one process (or Ray actor); with ``settings`` S3 gets the configured LLM endpoint."""
+    one_core()
+    return Evaluator.from_settings(registry, config, settings) if settings is not None else Evaluator(registry, config)
+
+
+def _init_worker(registry: WorkflowRegistry, config: CascadeConfig, settings: Any) -> None:
     global _WORKER_EV
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    one_core()
-    _WORKER_EV = Evaluator(load_workflows(schema), config)
+    _WORKER_EV = make_evaluator(registry, config, settings)
 
 
 def _work(file: str, lines: Lines) -> list[tuple[str, VerdictRecord]]:
@@ -151,12 +156,11 @@ class BatchResult:
     has_gold: bool = False
 
 
-def _results(paths: Sequence[str], schema: str, registry: WorkflowRegistry, config: CascadeConfig,
+def _results(paths: Sequence[str], registry: WorkflowRegistry, config: CascadeConfig, settings: Any,
              workers: int, chunk: int) -> Iterator[list[tuple[str, VerdictRecord]]]:
     chunks = iter_chunks(paths, chunk)
     if workers <= 1:
-        one_core()
-        ev = Evaluator(registry, config)
+        ev = make_evaluator(registry, config, settings)
         for file, lines in chunks:
             yield evaluate_lines(ev, file, lines)
         return
@@ -227,4 +231,4 @@ def expand_slice_paths(pattern_or_paths: str | Iterable[str]) -> list[str]:
 
 
 __all__ = ["CHUNK_TURNS", "iter_slice_lines", "parse_line", "validate_slice", "iter_chunks", "evaluate_lines",
-           "evaluate_to_file", "expand_slice_paths", "BatchResult", "VerdictRecord", "one_core"]
+           "evaluate_to_file", "expand_slice_paths", "BatchResult", "VerdictRecord", "one_core", "make_evaluator"]
