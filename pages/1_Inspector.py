@@ -123,6 +123,21 @@ def _turn_detail(ls, res, tid: str) -> None:
         st.caption("None: nothing fired.")
 
 
+@st.fragment
+def _navigator(ls, res, ids: list[str], outcomes: dict) -> None:
+    """Previous / Next / pick a turn: reruns only this fragment, not the table above (10k+ turn slices)."""
+    with guard():
+        nav = st.columns([1, 4, 1])
+        nav[0].button("Previous", on_click=_go, args=(ids, -1), key="insp_prev", width="stretch")
+        nav[1].selectbox("Turn", ids, key=TURN, label_visibility="collapsed",
+                         format_func=lambda x: f"{x}  ·  {outcomes.get(x, '')}")
+        nav[2].button("Next", on_click=_go, args=(ids, 1), key="insp_next", width="stretch")
+        tid = st.session_state[TURN]
+        st.query_params["turn"] = tid
+        st.session_state[QP_SEEN] = tid
+        _turn_detail(ls, res, tid)
+
+
 with guard():
     ls = current_slice()
     done = runs.ensure_runs(ls)
@@ -132,7 +147,7 @@ with guard():
         if qr in [r.key for r in done]:
             st.session_state["insp_run"] = qr
     res = runs.pick_run(done, key="insp_run")
-    df = table.turn_table(ls, res)
+    df = table.turn_table_cached(ls, res)
     shown = table.apply(df, _filters(df))
     ids = list(shown["turn_id"])
 
@@ -161,13 +176,4 @@ with guard():
                                 "annotated": st.column_config.CheckboxColumn(
                                     help="the slice gives user_values / agent_acts (else extracted)")})
 
-    outcomes = dict(zip(df["turn_id"], df["outcome"]))
-    nav = st.columns([1, 4, 1])
-    nav[0].button("Previous", on_click=_go, args=(ids, -1), key="insp_prev", width="stretch")
-    nav[1].selectbox("Turn", ids, key=TURN, label_visibility="collapsed",
-                     format_func=lambda x: f"{x}  ·  {outcomes.get(x, '')}")
-    nav[2].button("Next", on_click=_go, args=(ids, 1), key="insp_next", width="stretch")
-    tid = st.session_state[TURN]
-    st.query_params["turn"] = tid
-    st.session_state[QP_SEEN] = tid
-    _turn_detail(ls, res, tid)
+    _navigator(ls, res, ids, dict(zip(df["turn_id"], df["outcome"])))

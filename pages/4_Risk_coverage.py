@@ -65,7 +65,8 @@ with guard():
     st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_shown}**" for r in results))
 
     df = coverage.curve_frame(ls, results, metrics)
-    st.altair_chart(_chart(df, metrics), key="rc_chart", on_select=_on_pick, selection_mode="pick")
+    st.altair_chart(_chart(coverage.downsample(df), metrics), key="rc_chart", on_select=_on_pick,  # display only
+                    selection_mode="pick")
     same = coverage.identical_curves(ls, results)
     if same:
         st.caption("Identical curves (drawn on top of each other): " + "; ".join(" = ".join(g) for g in same))

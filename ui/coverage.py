@@ -45,6 +45,32 @@ def curve_frame(ls: LoadedSlice, results: list[RunResult], metrics: list[str]) -
     return pd.DataFrame(rows, columns=["configuration", "coverage", "metric", "value", "n_kept"])
 
 
+MAX_DISPLAY_POINTS = 300  # per configuration and metric: a 10k-turn curve has 10k points
+
+
+def downsample(df: pd.DataFrame, max_points: int = MAX_DISPLAY_POINTS) -> pd.DataFrame:
+    """Fewer points of the same curves, for display only: every value shown is an exact curve point.
+
+    Kept per (configuration, metric): evenly spaced points, the first and last, and both ends
+    of every run of undefined values (so gaps stay gaps). Tables and F1@coverage use the full curve.
+    """
+    if df.empty:
+        return df
+    keep = []
+    for _, g in df.groupby(["configuration", "metric"], sort=False):
+        n = len(g)
+        if n <= max_points:
+            keep.append(g)
+            continue
+        idx = set(np.linspace(0, n - 1, max_points).round().astype(int).tolist())
+        nan = g["value"].isna().to_numpy()
+        edges = np.flatnonzero(nan[1:] != nan[:-1])
+        idx.update(edges.tolist())
+        idx.update((edges + 1).tolist())
+        keep.append(g.iloc[sorted(idx)])
+    return pd.concat(keep)
+
+
 def identical_curves(ls: LoadedSlice, results: list[RunResult]) -> list[list[str]]:
     """Groups of configurations whose curves coincide (same predictions and confidences on the gold turns)."""
     groups: dict[bytes, list[str]] = {}

@@ -26,6 +26,9 @@ from sage_core import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+# The app holds a loaded slice in memory (about 10x its size on disk); bigger inputs go through the
+# streaming CLI (`python -m sage_core evaluate`). Streamlit's own upload cap (.streamlit/config.toml) is the same.
+MAX_APP_INPUT_BYTES = 200 * 1024 * 1024
 DEMO_DIR = REPO / "data" / "demo"
 DEMO_SLICE = DEMO_DIR / "demo_slice.jsonl"
 DEMO_SCHEMA = DEMO_DIR / "schema.json"
@@ -56,8 +59,10 @@ class LoadedSlice:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self):
-        if not self.content_hash:
-            self.content_hash = content_hash(self.turns, self.registry)
+        h, json_bytes = _hash_and_size(self.turns, self.registry)
+        self.content_hash = self.content_hash or h
+        # resident size estimate for the app's byte-bounded caches: parsed turns take ~4x their JSON
+        self.approx_bytes = 4 * json_bytes
         self.by_id = {t.turn_id: t for t in self.turns}
 
     @property
@@ -79,12 +84,20 @@ def registry_fingerprint(registry: WorkflowRegistry) -> str:
 
 
 def content_hash(turns: Sequence[Turn], registry: WorkflowRegistry) -> str:
+    return _hash_and_size(turns, registry)[0]
+
+
+def _hash_and_size(turns: Sequence[Turn], registry: WorkflowRegistry) -> tuple[str, int]:
+    """Content hash of turns + workflows, and the turns' JSON size in bytes (one pass)."""
     h = hashlib.sha256()
+    n = 0
     for t in turns:
-        h.update(dumps_turn(t).encode("utf-8"))
+        b = dumps_turn(t).encode("utf-8")
+        n += len(b)
+        h.update(b)
         h.update(b"\n")
     h.update(registry_fingerprint(registry).encode("utf-8"))
-    return h.hexdigest()[:16]
+    return h.hexdigest()[:16], n
 
 
 def _slice_with_schema(turns: list[Turn], schema_path: Path, name: str) -> LoadedSlice:
@@ -110,6 +123,8 @@ def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None)
     schema_path = (schema_path or "").strip() or None
     if not path:
         raise SageInputError("enter a path to a slice file or corpus folder", field="path")
+    if Path(path).is_file():
+        _check_app_size(Path(path).stat().st_size, path)
     try:
         turns, registry = load_corpus(kind, path, schema_path)
     except SageInputError as e:
@@ -118,6 +133,12 @@ def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None)
                                  "path in the Schema field", file=e.file or path, field="schema") from None
         raise
     return _loaded(path, kind, turns, registry)
+
+
+def _check_app_size(n_bytes: int, name: str) -> None:
+    if n_bytes > MAX_APP_INPUT_BYTES:
+        raise SageInputError(f"{n_bytes / 2**20:.0f} MiB is over the app's {MAX_APP_INPUT_BYTES // 2**20} MiB limit per "
+                             "file; evaluate it with `python -m sage_core evaluate` (streams any size)", file=name)
 
 
 def _loaded(name: str, kind: Optional[str], turns, registry) -> LoadedSlice:
@@ -159,6 +180,8 @@ def load_upload(kind: Optional[str], files: Sequence[tuple[str, bytes]],
     """
     if not files:
         raise SageInputError("upload at least one file", field="upload")
+    for name, data in files:
+        _check_app_size(len(data), name)
     if kind == "slice":
         if len(files) != 1:
             raise SageInputError("upload exactly one slice JSONL file", field="upload")

@@ -8,6 +8,7 @@ cached function (Streamlit would replay the widget).
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -17,6 +18,7 @@ import streamlit as st
 from sage_core import TurnLabel, TurnVerdict
 
 from .loading import LoadedSlice, registry_fingerprint
+from .memory import SessionBoundCache, register
 
 # label shown in the app -> ``CascadeConfig.named`` name
 CONFIGS = {"SAGE-Core": "sage-core", "SAGE-LLM": "sage-llm", "no_S1": "no_s1", "no_S2": "no_s2"}
@@ -41,6 +43,10 @@ class RunResult:
 
     def __post_init__(self):
         self.by_id = {v.turn_id: v for v in self.verdicts}
+        # resident size estimate for the byte-bounded run store: ~2x the verdicts' JSON, from a sample
+        sample = self.verdicts[:64]
+        per = sum(len(json.dumps(v.to_dict())) for v in sample) / max(len(sample), 1)
+        self.approx_bytes = int(2 * per * len(self.verdicts))
 
     @property
     def backend_shown(self) -> str:
@@ -64,7 +70,7 @@ def settings_key() -> tuple:
     return (s.tau, s.extraction_floor, s.nli_model, s.nli_model_dir, s.llm_model, s.llm_base_url)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _evaluator(registry_key: str, config: str, backend: str, settings: tuple, _registry):
     """One evaluator per (workflows, config, backend); models load lazily inside, once."""
     from sage_core import CascadeConfig, Evaluator, get_settings
@@ -74,9 +80,12 @@ def _evaluator(registry_key: str, config: str, backend: str, settings: tuple, _r
 
 
 @st.cache_resource(show_spinner=False)
-def _store() -> dict:
-    """Process-wide finished runs: (slice hash, config, backend, settings key) -> RunResult."""
-    return {}
+def _store() -> SessionBoundCache:
+    """Process-wide finished runs: (slice hash, config, backend, settings key) -> RunResult.
+
+    Bounded by bytes and released when the sessions that made or used a run end (``ui.memory``).
+    """
+    return register(SessionBoundCache("finished runs"))
 
 
 def cached(ls: LoadedSlice, config: str, backend: str) -> Optional[RunResult]:

@@ -10,6 +10,7 @@ import os
 import streamlit as st
 
 from .loading import LoadedSlice, load_demo
+from .memory import SessionBoundCache, register
 
 KEY = "sage_slice"
 
@@ -20,9 +21,12 @@ def _demo() -> LoadedSlice:
 
 
 @st.cache_resource(show_spinner=False)
-def _loaded() -> dict:
-    """Process-wide: content hash -> every slice loaded in any session, so deep links can name one."""
-    return {}
+def _loaded() -> SessionBoundCache:
+    """Process-wide: content hash -> slices loaded in open sessions, so deep links can name one.
+
+    Bounded by bytes and released when the sessions that loaded or opened a slice end (``ui.memory``).
+    """
+    return register(SessionBoundCache("loaded slices"))
 
 
 def _from_link() -> LoadedSlice | None:

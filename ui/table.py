@@ -52,6 +52,21 @@ class Filters:
     errors: str = "all turns"
 
 
+def turn_table_cached(ls: LoadedSlice, res: RunResult) -> pd.DataFrame:
+    """``turn_table`` once per (slice, run) in this session: a 10k-turn table is not rebuilt on every rerun.
+
+    Kept in ``st.session_state`` (one entry), so it is released with the session.
+    """
+    import streamlit as st
+
+    key = (ls.content_hash, res.key, id(res))
+    hit = st.session_state.get("_turn_table")
+    if hit is None or hit[0] != key:
+        hit = (key, turn_table(ls, res))
+        st.session_state["_turn_table"] = hit
+    return hit[1]
+
+
 def apply(df: pd.DataFrame, f: Filters) -> pd.DataFrame:
     m = pd.Series(True, index=df.index)
     if f.verdicts:

@@ -46,5 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     except ModelUnavailableError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # the environment, not the input's content: disk full, permissions, a vanished file
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130

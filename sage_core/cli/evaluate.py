@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import Counter
-from pathlib import Path
 
 from sage_core.data.errors import SageInputError
 from sage_core.data.settings import get_settings
@@ -19,74 +17,85 @@ from sage_core.data.types import ROUTING_STAGES
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--slice", required=True, help="slice JSONL (one agent turn per line)")
+    p.add_argument("--slice", required=True,
+                   help="slice JSONL (one agent turn per line); with --engine ray also a glob such as 'logs/*.jsonl'")
     p.add_argument("--schema", required=True, help="SGD-format schema.json or our workflows YAML/JSON")
     p.add_argument("--config", default="sage-core", choices=["sage-core", "sage-llm", "no_s1", "no_s2"],
                    help="cascade configuration (default sage-core: S1+S2, zero paid calls)")
     p.add_argument("--s2", default=None, choices=["offline", "nli"],
                    help="S2 backend (default: SAGE_S2_BACKEND or offline)")
     p.add_argument("--tau", type=float, default=None, help="S2 abstention threshold on |margin| (default 0.2)")
-    p.add_argument("--out", required=True, help="verdicts JSONL to write")
+    p.add_argument("--out", required=True,
+                   help="verdicts JSONL to write (with --engine ray: a folder that receives verdict shards)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="local engine: worker processes, each with its own encoder (default 1: this process)")
+    p.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="local (streaming, --workers processes) or ray (Ray Data; RAY_ADDRESS picks a cluster)")
+    p.add_argument("--ray-address", default=None,
+                   help="ray engine: address of an existing Ray cluster (default: RAY_ADDRESS, else a local instance)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _progress(n: int, quiet: bool):
-    if quiet or n < 50 or not sys.stderr.isatty():
+def _progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
         return None, None
     from tqdm import tqdm
-    bar = tqdm(total=n, unit="turn", file=sys.stderr, desc="evaluate")
+    bar = tqdm(unit="turn", file=sys.stderr, desc="evaluate")
 
     def update(i: int, total: int) -> None:
+        bar.total = total
         bar.update(i - bar.n)
     return update, bar
 
 
 def run(args) -> int:
+    """Stream the slice through the cascade; metrics are aggregated online, never from a list of verdicts."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sage_core.data.limits import check_input_file, check_output_dir, check_output_file
+    from sage_core.evaluator.batch import evaluate_to_file, expand_slice_paths
+    from sage_core.evaluator.cascade import CascadeConfig
+    from sage_core.science.metrics import OnlineMetrics
     from sage_core.corpora.schemas import load_schema
-    from sage_core.data.slice_io import read_slice, validate_against
 
     if args.tau is not None and not 0 <= args.tau < 1:
         raise SageInputError(f"--tau must be in [0, 1), got {args.tau}", field="tau")
+    if args.workers < 1:
+        raise SageInputError(f"--workers must be at least 1, got {args.workers}", field="workers")
+    check_input_file(args.schema, "schema", field="schema")
+    paths = expand_slice_paths(args.slice) if args.engine == "ray" else [args.slice]
+    for p in paths:
+        check_input_file(p, "slice", field="slice")
+    if args.engine == "ray":
+        check_output_dir(args.out, "verdict folder", field="out")
+    else:
+        check_output_file(args.out, "verdicts", field="out")
     registry = load_schema(args.schema)
-    turns = read_slice(args.slice)
-    validate_against(turns, registry, file=args.slice)
-
-    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
-    from sage_core.evaluator.compile import validate_turn
-    for t in turns:  # unknown act / user-value slots -> file/line/field before any model loads
-        try:
-            validate_turn(t, registry.get(t.workflow))
-        except SageInputError as e:
-            raise SageInputError(e.detail, file=args.slice, line=getattr(t, "_line", None), field=e.field) from None
     settings = get_settings()  # the entry point reads the environment; the library gets plain arguments
     cfg = CascadeConfig.from_settings(args.config, settings, s2_backend=args.s2, tau=args.tau)
-    ev = Evaluator.from_settings(registry, cfg, settings)
-    update, bar = _progress(len(turns), args.quiet)
+    metrics = OnlineMetrics()
+    update, bar = _progress(args.quiet)
     try:
-        verdicts = ev.evaluate(turns, progress=update)
+        if args.engine == "ray":
+            from sage_core.distributed import evaluate_with_ray
+
+            res = evaluate_with_ray(paths, registry, args.out, cfg, settings=settings,
+                                    address=args.ray_address or os.environ.get("RAY_ADDRESS") or None,
+                                    on_record=metrics.add, progress=update)
+        else:
+            res = evaluate_to_file(paths, registry, args.out, cfg, workers=args.workers, settings=settings,
+                                   progress=update, on_record=metrics.add)
     finally:
         if bar is not None:
             bar.close()
-    out = Path(args.out)
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8", newline="\n") as fh:
-        for v in verdicts:
-            fh.write(json.dumps(v.to_dict(), ensure_ascii=False) + "\n")
-    labels: dict[str, int] = {}
-    for v in verdicts:
-        labels[v.label.value] = labels.get(v.label.value, 0) + 1
-    stages = Counter(tr.final.stage.value for v in verdicts for tr in v.traces)
-    n_crit = sum(stages.values())
+    backend = sorted(res.s2_backends)[0] if res.s2_backends else "none"
+    stages, n_crit = metrics.stages, sum(metrics.stages.values())
     routing = ", ".join(f"{s} {stages.get(s, 0) / n_crit:.1%}" for s in ROUTING_STAGES) if n_crit else "no criteria"
-    print(f"wrote {len(verdicts)} verdicts to {out} (config {cfg.name}, S2 {ev.s2_backend_name}; "
-          + ", ".join(f"{k} {n}" for k, n in sorted(labels.items())) + f"; routing of {n_crit} criteria: {routing})",
+    print(f"wrote {res.n} verdicts to {args.out} (config {cfg.name}, S2 {backend}; "
+          + ", ".join(f"{k} {n}" for k, n in sorted(res.labels.items())) + f"; routing of {n_crit} criteria: {routing})",
           file=sys.stderr)
-    if any(t.gold is not None for t in turns):
-        from sage_core.science.metrics import classification_metrics
-        m = classification_metrics(verdicts, turns)
+    if res.has_gold:
+        m = metrics.result()
         m["config"] = cfg.name
         print(json.dumps(m))
     return 0

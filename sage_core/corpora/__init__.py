@@ -11,13 +11,13 @@ data in the corpus' usual layout it is found without ``schema_path``.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
 from sage_core.corpora.common import LoadedTurns, LoadStats, read_json
 from sage_core.corpora.multiwoz.booking_overlay import DOMAINS as MWOZ_DOMAINS
 from sage_core.data.errors import SageInputError
+from sage_core.data.limits import load_json_document
 from sage_core.data.types import Turn
 from sage_core.specs.workflow import WorkflowRegistry
 
@@ -104,9 +104,8 @@ def _jsonl_is_transcript(p: Path) -> bool:
 
 def _is_abcd_ontology(path: Path) -> bool:
     try:
-        with open(path, encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (OSError, ValueError):
+        raw = load_json_document(path, "ontology")
+    except SageInputError:
         return False
     return isinstance(raw, dict) and "actions" in raw and "intents" in raw
 

@@ -5,7 +5,6 @@ Kept apart so each corpus module holds only what is specific to its format.
 """
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.limits import load_json_document
 
 log = logging.getLogger("sage_core.corpora")
 
@@ -78,16 +78,7 @@ def expand_paths(paths: Any, pattern: str, what: str) -> list[Path]:
 
 def read_json(path: str | Path) -> Any:
     """Parse a JSON file; malformed or missing input becomes ``SageInputError`` with file/line."""
-    path = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise SageInputError("file not found", file=path) from None
-    except UnicodeDecodeError:
-        raise SageInputError("not UTF-8 text", file=path) from None
-    except json.JSONDecodeError as e:
-        raise SageInputError(f"malformed JSON: {e.msg} (column {e.colno})", file=path, line=e.lineno) from None
+    return load_json_document(path, "input")
 
 
 def collapse_values(values: Sequence[str] | str, previous: Optional[str], user_text: str,

@@ -7,15 +7,32 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, TextIO
+from typing import Any, Iterable, Iterator, Optional
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.limits import check_input_file, decode_utf8, iter_lines_bounded, loads_strict
 from sage_core.data.types import AgentAct, Gold, Turn, UserValue, Utterance
 
 LABELS = ("failure", "acceptable")
 CLASSES = ("IUV", "WNF", "PC", "UV")
 SPEAKERS = ("user", "agent", "tool")  # tool: a tool output in a tool-calling agent's history
+
+
+def _scalar(v: Any, fld: str, file: str, line: int, what: str = "a string") -> str:
+    """A string (or a finite number, written as text); objects, lists, booleans and NaN are refused, not coerced."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SageInputError(f"must be {what}, got {_json_type(v)}", file=file, line=line, field=fld)
+    if isinstance(v, float) and not math.isfinite(v):
+        raise SageInputError(f"must be {what}, got the non-finite number {v}", file=file, line=line, field=fld)
+    return str(v)
+
+
+def _json_type(v: Any) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(type(v), type(v).__name__)
 
 
 def _state(obj: Any, fld: str, file: str, line: int) -> dict[str, str]:
@@ -25,9 +42,7 @@ def _state(obj: Any, fld: str, file: str, line: int) -> dict[str, str]:
     for k, v in obj.items():
         if isinstance(v, list):  # SGD-style alternatives: keep the first
             v = v[0] if v else ""
-        if isinstance(v, (dict, list)):
-            raise SageInputError(f"slot '{k}' must have a string value", file=file, line=line, field=f"{fld}.{k}")
-        out[str(k)] = "" if v is None else str(v)
+        out[str(k)] = "" if v is None else _scalar(v, f"{fld}.{k}", file, line, "a string value")
     return out
 
 
@@ -37,9 +52,17 @@ def _str(d: dict, key: str, file: str, line: int, required: bool = True) -> Opti
             raise SageInputError("is required", file=file, line=line, field=key)
         return None
     v = d[key]
-    if not isinstance(v, (str, int)):
-        raise SageInputError(f"must be a string, got {type(v).__name__}", file=file, line=line, field=key)
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise SageInputError(f"must be a string, got {_json_type(v)}", file=file, line=line, field=key)
     return str(v)
+
+
+def _text(d: dict, key: str, file: str, line: int) -> str:
+    if key not in d or d[key] is None:
+        raise SageInputError("is required", file=file, line=line, field=key)
+    if not isinstance(d[key], str):
+        raise SageInputError(f"must be a string, got {_json_type(d[key])}", file=file, line=line, field=key)
+    return d[key]
 
 
 def _confidence(d: dict, file: str, line: int, fld: str) -> float:
@@ -58,8 +81,8 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
     workflow = _str(d, "workflow", file, line)
     if ":" not in workflow:
         raise SageInputError(f"'{workflow}' must look like 'Service_1:Intent'", file=file, line=line, field="workflow")
-    user = _str(d, "user", file, line)
-    agent = _str(d, "agent", file, line)
+    user = _text(d, "user", file, line)
+    agent = _text(d, "agent", file, line)
     hist_raw = d.get("history", [])
     if not isinstance(hist_raw, list):
         raise SageInputError("must be a list of {speaker, text}", file=file, line=line, field="history")
@@ -68,7 +91,10 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
         if not isinstance(h, dict) or "text" not in h or h.get("speaker") not in SPEAKERS:
             raise SageInputError("each entry needs speaker 'user'|'agent'|'tool' and text", file=file, line=line,
                                  field=f"history[{i}]")
-        history.append(Utterance(h["speaker"], str(h["text"])))
+        if not isinstance(h["text"], str):
+            raise SageInputError(f"must be a string, got {_json_type(h['text'])}", file=file, line=line,
+                                 field=f"history[{i}].text")
+        history.append(Utterance(h["speaker"], h["text"]))
     if "state_before" not in d:
         raise SageInputError("is required", file=file, line=line, field="state_before")
     if "state_after" not in d:
@@ -85,14 +111,19 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
             fld = f"user_values[{i}]"
             if not isinstance(uv, dict) or "slot" not in uv or "value" not in uv:
                 raise SageInputError("needs slot and value", file=file, line=line, field=fld)
+            if not isinstance(uv["slot"], str) or not uv["slot"]:
+                raise SageInputError(f"must be a slot name, got {_json_type(uv['slot'])}", file=file, line=line,
+                                     field=f"{fld}.slot")
+            value = _scalar(uv["value"], f"{fld}.value", file, line)
             span = uv.get("span")
             if span is not None:
-                if (not isinstance(span, list) or len(span) != 2 or not all(isinstance(x, int) for x in span)
+                if (not isinstance(span, list) or len(span) != 2
+                        or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)
                         or not 0 <= span[0] <= span[1] <= len(user)):
                     raise SageInputError(f"span must be [l, r] with 0 <= l <= r <= {len(user)}",
                                          file=file, line=line, field=f"{fld}.span")
                 span = (span[0], span[1])
-            user_values.append(UserValue(str(uv["slot"]), str(uv["value"]), span,
+            user_values.append(UserValue(uv["slot"], value, span,
                                          _confidence(uv, file, line, f"{fld}.confidence")))
     agent_acts = None
     if d.get("agent_acts") is not None:
@@ -102,8 +133,16 @@ def turn_from_dict(d: Any, file: str = "<input>", line: int = 1) -> Turn:
         for i, a in enumerate(d["agent_acts"]):
             if not isinstance(a, dict) or not isinstance(a.get("act"), str):
                 raise SageInputError("needs an 'act' string", file=file, line=line, field=f"agent_acts[{i}]")
-            agent_acts.append(AgentAct(a["act"].upper(), a.get("slot") or None,
-                                       None if a.get("value") is None else str(a["value"]),
+            if not a["act"].strip():
+                raise SageInputError("must be a non-empty act name such as REQUEST or CONFIRM", file=file,
+                                     line=line, field=f"agent_acts[{i}].act")
+            slot = a.get("slot")
+            if slot is not None and not isinstance(slot, str):
+                raise SageInputError(f"must be a slot name or null, got {_json_type(slot)}", file=file, line=line,
+                                     field=f"agent_acts[{i}].slot")
+            agent_acts.append(AgentAct(a["act"].strip().upper(), slot or None,
+                                       None if a.get("value") is None
+                                       else _scalar(a["value"], f"agent_acts[{i}].value", file, line),
                                        _confidence(a, file, line, f"agent_acts[{i}].confidence")))
     gold = None
     if d.get("gold") is not None:
@@ -127,14 +166,10 @@ def iter_jsonl(lines: Iterable[str], name: str) -> Iterator[tuple[int, Any]]:
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise SageInputError(f"malformed JSON: {e.msg} (column {e.colno})", file=name, line=lineno) from None
-        yield lineno, value
+        yield lineno, loads_strict(raw, name, lineno)
 
 
-def parse_slice(stream: TextIO, name: str = "<input>") -> list[Turn]:
+def parse_slice(stream: Iterable[str], name: str = "<input>") -> list[Turn]:
     turns: list[Turn] = []
     seen: set[str] = set()
     for lineno, d in iter_jsonl(stream, name):
@@ -150,23 +185,18 @@ def parse_slice(stream: TextIO, name: str = "<input>") -> list[Turn]:
 
 
 def read_slice(path: str | Path) -> list[Turn]:
-    path = str(path)
+    """The whole slice as a list (the app, reports); ``evaluator.batch`` streams instead."""
+    path = str(check_input_file(path, "slice", field="slice"))
     try:
         with open(path, encoding="utf-8") as fh:
-            return parse_slice(fh, path)
-    except FileNotFoundError:
-        raise SageInputError("slice file not found", file=path) from None
+            return parse_slice(iter_lines_bounded(fh, path), path)
     except UnicodeDecodeError:
         raise SageInputError("not UTF-8 text", file=path) from None
 
 
 def read_slice_bytes(data: bytes, name: str) -> list[Turn]:
     """For uploads: same validation as files."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SageInputError("not UTF-8 text", file=name) from None
-    return parse_slice(io.StringIO(text), name)
+    return parse_slice(iter_lines_bounded(io.StringIO(decode_utf8(data, name, "slice")), name), name)
 
 
 def dumps_turn(t: Turn) -> str:

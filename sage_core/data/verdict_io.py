@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.limits import MAX_VERDICT_FILE_BYTES, read_text_document
 from sage_core.data.slice_io import iter_jsonl
 
 LABELS = ("failure", "acceptable", "undecided")
@@ -188,13 +189,7 @@ def parse_evaluator_verdicts(text: str, name: str = "<input>", fmt: Optional[str
 def read_evaluator_verdicts(path: str | Path, evaluator: Optional[str] = None) -> EvaluatorVerdicts:
     """Read a verdict file; the evaluator's name comes from its rows, else the file name."""
     path = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise SageInputError("verdict file not found", file=path) from None
-    except UnicodeDecodeError:
-        raise SageInputError("not UTF-8 text", file=path) from None
+    text = read_text_document(path, "verdict", max_bytes=MAX_VERDICT_FILE_BYTES)
     fmt = "csv" if path.lower().endswith(".csv") else ("jsonl" if path.lower().endswith((".jsonl", ".json")) else None)
     return parse_evaluator_verdicts(text, path, fmt, evaluator)
 

@@ -304,12 +304,16 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    from sage_core.data.limits import check_input_file, check_output_file
+
+    if args.schema:
+        check_input_file(args.schema, "schema", field="schema")
+    check_output_file(args.out, "slice", field="out")
     classes = [c.strip().upper() for c in str(args.classes).split(",") if c.strip()]
     turns, registry = load_turns(args.corpus, args.dialogues, args.schema)
     out, summary = build_slice(turns, registry, n=args.n, rate=args.rate, cap_per_intent=args.cap_per_intent,
                                cap_files_per_service=args.cap_files_per_service, seed=args.seed, classes=classes,
                                injection=args.injection, text_only=args.text_only)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_slice(out, args.out)
     for line in summary.lines():
         print(line)

@@ -2,10 +2,10 @@
 per (service, intent). Generic: corpus-specific additions live in the corpus profiles."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.limits import load_json_document
 from sage_core.specs.workflow import (
     SlotSpec,
     WorkflowRegistry,
@@ -19,14 +19,7 @@ from sage_core.specs.yaml_spec import load_workflow_spec
 def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
     """SGD / SGD-X / MultiWOZ 2.2 ``schema.json``: one workflow per (service, intent)."""
     path = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except FileNotFoundError:
-        raise SageInputError("schema file not found", file=path) from None
-    except json.JSONDecodeError as e:
-        raise SageInputError(f"malformed JSON ({e.msg} at line {e.lineno} column {e.colno})",
-                             file=path, line=e.lineno) from None
+    raw = load_json_document(path, "schema", field="schema")
     if isinstance(raw, dict) and "workflows" in raw:
         return load_workflow_spec(path)
     if not isinstance(raw, list) or not raw:

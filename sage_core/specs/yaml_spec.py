@@ -6,6 +6,7 @@ from pathlib import Path
 import yaml
 
 from sage_core.data.errors import SageInputError
+from sage_core.data.limits import MAX_JSON_DEPTH, read_text_document, value_depth
 from sage_core.specs.workflow import (
     VALUE_TYPES,
     SlotSpec,
@@ -20,13 +21,15 @@ from sage_core.specs.workflow import (
 def load_workflow_spec(path: str | Path) -> WorkflowRegistry:
     """Our YAML/JSON spec for users' own agents (documented in README)."""
     path = str(path)
+    text = read_text_document(path, "workflow spec", field="schema")
     try:
-        with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise SageInputError("workflow spec file not found", file=path) from None
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise SageInputError(f"malformed YAML/JSON: {e}", file=path) from None
+    except RecursionError:
+        raise SageInputError(f"YAML nested deeper than {MAX_JSON_DEPTH} levels", file=path) from None
+    if value_depth(raw) > MAX_JSON_DEPTH:
+        raise SageInputError(f"YAML nested deeper than {MAX_JSON_DEPTH} levels", file=path)
     if not isinstance(raw, dict) or not isinstance(raw.get("workflows"), list) or not raw["workflows"]:
         raise SageInputError("a workflow spec needs a non-empty 'workflows' list", file=path, field="workflows")
     specs = []

@@ -36,6 +36,74 @@ def _err(msg: str, file: str, did: str, idx: int, fld: str) -> SageInputError:
     return SageInputError(f"dialogue {did}, turn {idx}: {msg}", file=file, field=fld)
 
 
+def _type_err(file: str, did: str, where: str, want: str, got) -> SageInputError:
+    kind = {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(type(got), type(got).__name__)
+    return SageInputError(f"dialogue {did}: must be {want}, got {kind}", file=file, field=where)
+
+
+def check_dialogue_shape(d: Any, file: str, index: int) -> None:
+    """Types of every field the walk reads (SGD / MultiWOZ 2.2 format), so bad input names its field.
+
+    Why: the walk trusts the format; a frame given as a string or a state as a
+    number used to end in AttributeError deep inside it.
+    """
+    did = str(d.get("dialogue_id", f"#{index}")) if isinstance(d, dict) else f"#{index}"
+    if not isinstance(d, dict):
+        raise _type_err(file, did, f"dialogues[{index}]", "a dialogue object", d)
+    turns = d.get("turns")
+    if not isinstance(turns, list):
+        raise _type_err(file, did, "turns", "a list of turns", turns)
+    if not isinstance(d.get("services", []) or [], list):
+        raise _type_err(file, did, "services", "a list of service names", d.get("services"))
+    for i, t in enumerate(turns):
+        w = f"turns[{i}]"
+        if not isinstance(t, dict):
+            raise _type_err(file, did, w, "a turn object", t)
+        if not isinstance(t.get("speaker"), str):
+            raise _type_err(file, did, f"{w}.speaker", "'USER' or 'SYSTEM'", t.get("speaker"))
+        if not isinstance(t.get("utterance", ""), str):
+            raise _type_err(file, did, f"{w}.utterance", "a string", t.get("utterance"))
+        frames = t.get("frames", []) or []
+        if not isinstance(frames, list):
+            raise _type_err(file, did, f"{w}.frames", "a list of frames", frames)
+        for j, fr in enumerate(frames):
+            f = f"{w}.frames[{j}]"
+            if not isinstance(fr, dict):
+                raise _type_err(file, did, f, "a frame object", fr)
+            if not isinstance(fr.get("service"), str):
+                raise _type_err(file, did, f"{f}.service", "a service name", fr.get("service"))
+            st = fr.get("state")
+            if st is not None:
+                if not isinstance(st, dict):
+                    raise _type_err(file, did, f"{f}.state", "an object", st)
+                if not isinstance(st.get("active_intent", ""), str):
+                    raise _type_err(file, did, f"{f}.state.active_intent", "a string", st.get("active_intent"))
+                sv = st.get("slot_values") or {}
+                if not isinstance(sv, dict):
+                    raise _type_err(file, did, f"{f}.state.slot_values", "an object", sv)
+                for k, v in sv.items():
+                    vals = v if isinstance(v, list) else [v]
+                    if not all(isinstance(x, str) for x in vals):
+                        raise _type_err(file, did, f"{f}.state.slot_values.{k}", "a list of strings", v)
+            for key, fields in (("actions", ("act", "slot")), ("slots", ("slot",))):
+                items = fr.get(key, []) or []
+                if not isinstance(items, list):
+                    raise _type_err(file, did, f"{f}.{key}", "a list", items)
+                for k, a in enumerate(items):
+                    if not isinstance(a, dict):
+                        raise _type_err(file, did, f"{f}.{key}[{k}]", "an object", a)
+                    for fld in fields:
+                        if not isinstance(a.get(fld, ""), str):
+                            raise _type_err(file, did, f"{f}.{key}[{k}].{fld}", "a string", a.get(fld))
+                    for fld in ("values", "canonical_values"):
+                        if not isinstance(a.get(fld, []) or [], list):
+                            raise _type_err(file, did, f"{f}.{key}[{k}].{fld}", "a list", a.get(fld))
+                    for fld in ("start", "exclusive_end"):
+                        x = a.get(fld, 0)
+                        if isinstance(x, bool) or not isinstance(x, int):
+                            raise _type_err(file, did, f"{f}.{key}[{k}].{fld}", "an integer offset", x)
+
+
 def _user_values(frame: dict, text: str, spec: WorkflowSpec) -> list[UserValue]:
     """INFORM acts of the user frame, located by the annotated slot spans.
 
@@ -245,11 +313,11 @@ def load_dialogue_files(paths: Any, registry: WorkflowRegistry, *, corpus: str, 
             raise SageInputError("expected a JSON list of dialogues", file=str(f))
         stats.files += 1
         n0 = len(turns)
-        for d in raw:
-            if not isinstance(d, dict):
-                raise SageInputError("each dialogue must be a JSON object", file=str(f))
+        for i, d in enumerate(raw):
+            check_dialogue_shape(d, str(f), i)
             if prepare is not None:
                 d = prepare(d, str(f))
+                check_dialogue_shape(d, str(f), i)
             stats.dialogues += 1
             turns.extend(dialogue_turns(d, file=str(f), registry=registry, stats=stats,
                                         corpus=corpus, slot_name=slot_name,

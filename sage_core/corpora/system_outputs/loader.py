@@ -252,6 +252,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise SageInputError("--limit must be a positive number of dialogues", field="limit")
+    from sage_core.data.limits import check_input_file, check_output_file
+
+    check_input_file(args.outputs, "system outputs", field="outputs")
+    check_input_file(args.schema, "schema", field="schema")
+    check_output_file(args.out, "slice", field="out")
     registry = load_schema(args.schema)
     turns = load_system_outputs(args.outputs, registry, system=args.system, limit=args.limit)
     write_slice(turns, args.out)

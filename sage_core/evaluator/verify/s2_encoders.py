@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -15,7 +16,10 @@ from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
-_EMB: dict[str, np.ndarray] = {}  # MiniLM embeddings of strings seen so far
+# MiniLM embeddings of recently seen strings: LRU-bounded so a stream of millions of turns
+# does not grow memory (50k x 384 float32 = 75 MB at most).
+EMB_CACHE_MAX = 50_000
+_EMB: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
 
 # --- MiniLM (offline default) -----------------------------------------------------
@@ -36,14 +40,21 @@ def load_minilm():
 
 def embed(strings: list[str]) -> dict[str, np.ndarray]:
     """Normalised embeddings, computed once per distinct string in this process."""
-    todo = sorted({s for s in strings if s not in _EMB})
+    out = {}
+    for s in strings:
+        if s in _EMB:
+            _EMB.move_to_end(s)
+            out[s] = _EMB[s]
+    todo = sorted({s for s in strings if s not in out})
     if todo:
         model = load_minilm()
         vecs = model.encode(todo, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
                             show_progress_bar=False)
         for s, v in zip(todo, vecs):
-            _EMB[s] = v
-    return {s: _EMB[s] for s in strings}
+            _EMB[s] = out[s] = v
+        while len(_EMB) > EMB_CACHE_MAX:
+            _EMB.popitem(last=False)
+    return out
 
 
 class OfflineBackend(GroundingBackend):
@@ -136,7 +147,7 @@ class NLIBackend(GroundingBackend):
         super().__init__(tau)
         self.model = resolve_nli_model(model)
         self.name = f"nli: {self.model}"
-        self._cache: dict[tuple[str, str], float] = {}
+        self._cache: "OrderedDict[tuple[str, str], float]" = OrderedDict()  # LRU, EMB_CACHE_MAX pairs
 
     def load(self) -> "NLIBackend":
         load_nli(self.model)
@@ -150,7 +161,10 @@ class NLIBackend(GroundingBackend):
         todo = [p for p in pairs if p not in self._cache]
         for p, m in zip(todo, nli_margins(todo, self.model)):
             self._cache[p] = m
-        return [self._cache[p] for p in pairs]
+        out = [self._cache[p] for p in pairs]
+        while len(self._cache) > EMB_CACHE_MAX:
+            self._cache.popitem(last=False)
+        return out
 
 
 def make_backend(name: str, tau: float = DEFAULT_TAU, nli_model: Optional[str] = None) -> GroundingBackend:

@@ -66,6 +66,16 @@ def run(args) -> int:
     from sage_core.data.settings import get_settings
     from sage_core.data.slice_io import read_slice, validate_against
 
+    from sage_core.data.limits import check_input_file, check_output_dir
+
+    if args.n_resamples < 1:
+        raise SageInputError(f"--n-resamples must be at least 1, got {args.n_resamples}", field="n-resamples")
+    check_input_file(args.schema, "schema", field="schema")
+    check_input_file(args.slice, "slice", field="slice")
+    for b in args.baselines:
+        check_input_file(b, "baseline verdict", field="baselines")
+    if args.out_dir:
+        check_output_dir(args.out_dir, "report folder", field="out-dir")
     settings = get_settings()
     backend = args.s2_backend or settings.s2_backend
     try:  # accepts ABCD ontologies too (ABCD-UV slices)
