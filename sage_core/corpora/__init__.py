@@ -17,7 +17,7 @@ from typing import Optional
 from sage_core.corpora.common import LoadedTurns, LoadStats, read_json
 from sage_core.corpora.multiwoz.booking_overlay import DOMAINS as MWOZ_DOMAINS
 from sage_core.data.errors import SageInputError
-from sage_core.data.limits import load_json_document
+from sage_core.data.limits import load_json_document, loads_strict
 from sage_core.data.types import Turn
 from sage_core.specs.workflow import WorkflowRegistry
 
@@ -97,8 +97,8 @@ def _jsonl_is_transcript(p: Path) -> bool:
     try:
         with open(p, encoding="utf-8") as fh:
             first = next((ln for ln in fh if ln.strip()), "")
-        return looks_like_openai_transcripts(json.loads(first)) if first else False
-    except (OSError, ValueError, UnicodeDecodeError):
+        return looks_like_openai_transcripts(loads_strict(first, str(p), 1)) if first else False
+    except (OSError, ValueError, UnicodeDecodeError, SageInputError):
         return False
 
 
