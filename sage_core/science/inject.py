@@ -272,18 +272,24 @@ def inject_pc(turn: Turn, spec: WorkflowSpec, rng: random.Random, pool: Optional
     return _finish(t, "PC", {"missing": missing, "confirmed": [s for s, _ in filled]})
 
 
-def inject_uv(turn: Turn, spec: WorkflowSpec, rng: random.Random, pool: Optional[ValuePool] = None) -> Optional[Turn]:
-    """UV: s_t gets a value of the right type that nothing in history + u_t supports."""
-    ctx = _context(turn)
-    ctx_all = ctx + norm_text(turn.agent) + norm_text(" ".join(list(turn.state_before.values())
-                                                              + list(turn.state_after.values())))
+def uv_slot_order(turn: Turn, spec: WorkflowSpec, rng: random.Random) -> tuple[str, list[str]]:
+    """UV candidates (both injection modes): the normalised text a value must not appear in, and the
+    non-boolean intent slots the user did not supply, empty ones first, each group shuffled."""
+    ctx_all = _context(turn) + norm_text(turn.agent) + norm_text(
+        " ".join(list(turn.state_before.values()) + list(turn.state_after.values())))
     supplied = {uv.slot for uv in (turn.user_values or [])}
     slots = [s for s in spec.intent_slots if s not in supplied and spec.slots[s].value_type != "bool"]
     empty = sorted(s for s in slots if not spec.filled(turn.state_after, s))
     kept = sorted(s for s in slots if spec.filled(turn.state_after, s))
     rng.shuffle(empty)
     rng.shuffle(kept)
-    for slot in empty + kept:
+    return ctx_all, empty + kept
+
+
+def inject_uv(turn: Turn, spec: WorkflowSpec, rng: random.Random, pool: Optional[ValuePool] = None) -> Optional[Turn]:
+    """UV: s_t gets a value of the right type that nothing in history + u_t supports."""
+    ctx_all, order = uv_slot_order(turn, spec, rng)
+    for slot in order:
         ss = spec.slots[slot]
         sources = []
         default = spec.optional.get(slot)  # an intent's default value is supported by the schema itself

@@ -30,7 +30,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-from sage_core.science.inject import (CLASSES, _context, _copy, _finish, _same, appears, inject_iuv, norm_text, pc_missing,
+from sage_core.science.inject import (CLASSES, _copy, _finish, _same, appears, inject_iuv, pc_missing, uv_slot_order,
                      wnf_candidates)
 from sage_core.data.types import AgentAct, Turn
 from sage_core.specs.workflow import WorkflowSpec
@@ -149,15 +149,8 @@ def inject_pc_natural(turn: Turn, spec: WorkflowSpec, rng: random.Random,
 def inject_uv_natural(turn: Turn, spec: WorkflowSpec, rng: random.Random,
                       pool: NaturalPool) -> Optional[Turn]:
     """UV: s_t gets a value the slot holds in another dialogue and nothing in this one supports."""
-    ctx_all = _context(turn) + norm_text(turn.agent) + norm_text(
-        " ".join(list(turn.state_before.values()) + list(turn.state_after.values())))
-    supplied = {uv.slot for uv in (turn.user_values or [])}
-    slots = [s for s in spec.intent_slots if s not in supplied and spec.slots[s].value_type != "bool"]
-    empty = sorted(s for s in slots if not spec.filled(turn.state_after, s))
-    kept = sorted(s for s in slots if spec.filled(turn.state_after, s))
-    rng.shuffle(empty)
-    rng.shuffle(kept)
-    for slot in empty + kept:
+    ctx_all, order = uv_slot_order(turn, spec, rng)
+    for slot in order:
         ss = spec.slots[slot]
         default = spec.optional.get(slot)  # an intent's default value is supported by the schema itself
         ok = [v for v in pool.values_for(spec.service, slot, turn.dialogue_id)
