@@ -68,11 +68,11 @@ SHIP = {"order_id": "#A100", "speed": "express", "insurance": "no", "payment_id"
 
 @pytest.fixture()
 def run(tmp_path):
-    def _run(*convs):
+    def _run(*convs, policy=POLICY):
         logs = tmp_path / "logs.jsonl"
         logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
         (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
-        (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
+        (tmp_path / "policy.yaml").write_text(policy, encoding="utf-8")
         turns, reg = load_agent_logs("openai", logs, tmp_path / "tools.json", tmp_path / "policy.yaml")
         verdicts = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
         return {t.turn_id: (t, v) for t, v in zip(turns, verdicts)}
@@ -141,6 +141,47 @@ def test_dropped_request_at_the_end_and_request_order(run):
     steps = [v for t, v in sorted(res.values(), key=lambda x: x[0].turn_id)]
     assert ("WNF", "ask_order", "S2-symbolic") in fired(steps[0])  # order id asked before the user id
     assert ("IUV", "dropped_request", "S2-symbolic") in fired(steps[-1])
+
+
+def parallel_dialogue(cid):
+    """Two lookups in one message, then a write announced and made in one message after an explicit yes."""
+    return {"id": cid, "messages": [
+        {"role": "user", "content": "Hi, I'm kim_7. Please ship my order #A100 by express, and no insurance."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "u", "type": "function", "function": {"name": "get_user", "arguments": '{"user_id": "kim_7"}'}},
+            {"id": "o", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "#A100"}'}}]},
+        out("o", ORDER_OUT), out("u", USER_OUT),
+        LISTING, {"role": "user", "content": "Yes, go ahead."},
+        {"role": "assistant", "content": "Shipping it now.", "tool_calls": [
+            {"id": "s", "type": "function", "function": {"name": "ship_order", "arguments": json.dumps(SHIP)}}]},
+        out("s", '{"status": "shipped"}'), {"role": "assistant", "content": "Shipped!"}]}
+
+
+def one_call_verdicts(v):
+    return [tr.final for tr in v.traces if tr.criterion.args.get("rule") == "one_call_per_message"]
+
+
+def test_parallel_calls_load_and_are_flagged_only_under_the_policy_flag(run):
+    # without the flag (normal OpenAI transcripts): parallel calls and a reply beside a call are fine
+    res = run(parallel_dialogue("free"))
+    steps = sorted(res.values(), key=lambda x: x[0].turn_id)
+    assert [t.meta["step"].get("tool") for t, _ in steps] == ["get_user", "get_order", None, None, "ship_order", None]
+    assert [t.meta["step"].get("position") for t, _ in steps if t.meta["step"]["kind"] == "tool_call"] == [0, 1, 0]
+    assert steps[4][0].meta["step"]["with_reply"] and not steps[0][0].meta["step"]["with_reply"]
+    assert all(not one_call_verdicts(v) for _, v in steps)
+    assert all(v.label.value != "failure" for _, v in steps), [fired(v) for _, v in steps]
+    # with the flag: the second call of the message and the call made beside a reply fail at S1, as WNF
+    res = run(parallel_dialogue("strict"), policy=POLICY + "one_call_per_message: true\n")
+    steps = sorted(res.values(), key=lambda x: x[0].turn_id)
+    first, second, ship = steps[0][1], steps[1][1], steps[4][1]
+    assert [(f.decision.value, f.stage.value) for f in one_call_verdicts(first)] == [("false", "S1")]
+    assert first.label.value == "acceptable"
+    assert second.label.value == "failure" and ("WNF", "one_call_per_message", "S1") in fired(second)
+    assert ship.label.value == "failure" and ("WNF", "one_call_per_message", "S1") in fired(ship)
+    assert "replies to the user" in one_call_verdicts(ship)[0].rationale
+    assert not ({"PC", "UV", "IUV"} & {c for c, _, _ in fired(ship)})  # only the new rule fires on the write
+    # replies never carry the criterion (the call of the same message does)
+    assert all(not one_call_verdicts(v) for t, v in steps if t.meta["step"]["kind"] == "reply")
 
 
 def test_cli_round_trip_and_evaluate(tmp_path):

@@ -23,7 +23,9 @@ the tool outputs (``[tool_name] output``).
   after the agent listed the call's details (S1 acceptable); anything in between
   goes to S2 with a margin from how much of the call the agent had listed.
 - **WNF**: a call whose policy prerequisites (tools that must have run first)
-  have not run (S1); a reply that asks for a field before the fields the
+  have not run (S1); with ``one_call_per_message`` in the policy, a call that
+  shares its assistant message with an earlier call or with a reply to the
+  user (S1, from the log's structure); a reply that asks for a field before the fields the
   policy's ``ask_order`` puts first are known (S2, the request is extracted).
 """
 from __future__ import annotations
@@ -225,6 +227,9 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                              {"slot": spec.tool, "prerequisites": prereq, "missing": missing, "tool_step": True,
                               "rule": "prerequisite", "legal": []},
                              "agent", None, f"{spec.tool} is called before {missing or prereq} ran"))
+    # WNF: one tool call per message, and no reply beside it (only where the policy says so)
+    if spec.policy.one_call_per_message:
+        out.append(_one_call(turn, spec, cid))
     # PC: consequential calls
     if spec.consequential:
         out.append(_pc(turn, spec, ctx, cid))
@@ -251,6 +256,38 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                               "rule": "rejected", "output": str(step.get("result") or "")[:300]}, "state", None,
                              "the tool rejected the call's arguments"))
     return out
+
+
+def _one_call(turn: Turn, spec: Any, cid) -> Criterion:
+    """The policy's "one tool call at a time; no reply to the user in the same message as a call".
+
+    A call is out of turn when an earlier call of the same assistant message has not been answered yet
+    (position > 0) or when the message also speaks to the user: the legal next event after a call is its
+    answer. WNF, not PC: the failure is the order of the agent's actions (the issue's WNF, "out of the
+    policy's order"), whether or not the call writes; a write listed and executed in one message is
+    also caught by PC (the listing comes after u_t, so the user cannot have confirmed it).
+    """
+    step = turn.meta["step"]
+    position = int(step.get("position") or 0)
+    n_calls = int(step.get("calls_in_message") or (2 if step.get("parallel") else 1))
+    with_reply = bool(step.get("with_reply"))
+    return Criterion(cid("WNF", "one_call_per_message"), FailureClass.WNF,
+                     {"slot": spec.tool, "tool_step": True, "rule": "one_call_per_message", "position": position,
+                      "calls_in_message": n_calls, "with_reply": with_reply, "known": "with_reply" in step,
+                      "legal": []},
+                     "agent", None, f"{spec.tool} is called in a message that also "
+                                    + ("replies to the user" if with_reply else "makes another call"))
+
+
+def one_call_decision(a: dict) -> tuple[bool, str]:
+    """(failure?, why) of a ``one_call_per_message`` criterion; a structural fact of the log."""
+    if a["position"] > 0:
+        return True, (f"call {a['position'] + 1} of {a['calls_in_message']} in one message: the policy allows one "
+                      "tool call at a time")
+    if a["with_reply"]:
+        return True, "the message replies to the user and calls a tool at the same time, which the policy forbids"
+    return False, ("the only call of its message, without a reply" if a.get("known", True)
+                   else "the first call of its message (whether the message also replied is not recorded)")
 
 
 def _phrase_in(phrase: str, text: str) -> bool:
@@ -505,6 +542,9 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
         if c.args["done"]:
             return _v(Decision.FALSE, f"{c.args['value']} was carried out", "agent")
         return _abstain(Stage.S1, "the request was not carried out; whether it was declined needs the text (S2)")
+    if rule == "one_call_per_message":
+        bad, why = one_call_decision(c.args)
+        return _v(Decision.TRUE if bad else Decision.FALSE, why, "agent")
     if c.type == FailureClass.WNF and rule == "prerequisite":
         if c.args["missing"]:
             return _v(Decision.TRUE, f"prerequisite call(s) {c.args['missing']} have not run", "agent")
@@ -578,6 +618,12 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
         if str(a["call_value"]).lower() == str(a["value"]).lower():
             return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")
         return _decide(-MARGIN_IUV, tau, f"the user said {a['sentence']!r}; the call has {a['call_value']!r}", "user")
+    if a.get("rule") == "one_call_per_message":  # structural: the same answer as S1 (leave-one-out configs)
+        bad, why = one_call_decision(a)
+        return _decide(-1.0 if bad else 1.0, tau, why, "agent")
+    if c.type == FailureClass.WNF and a.get("rule") == "prerequisite":
+        return _decide(-1.0 if a["missing"] else 1.0, tau, f"prerequisites missing: {a['missing']}" if a["missing"]
+                       else f"prerequisites {a['prerequisites']} ran before", "agent")
     if c.type == FailureClass.WNF:
         if a.get("open_before"):
             return _decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",

@@ -21,6 +21,8 @@ request_words: {place_order: [order, buy]}   # how a user asks for a write; a re
                                              #  the end of the dialogue is a dropped user request (IUV)
 handoff: [transfer_to_human]        # a request may end in a hand-off to a human instead
 max_items: 5                        # array slots are generated for indices 0..max_items-1
+one_call_per_message: true          # a message may hold one tool call and no reply with it (default false:
+                                    #  parallel calls and a reply beside a call are normal in OpenAI transcripts)
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -59,6 +61,7 @@ class ToolPolicy:
     request_words: dict[str, list[str]] = field(default_factory=dict)  # tool -> how a user asks for it
     handoff: list[str] = field(default_factory=list)  # tools that hand the user to a human (a request may end there)
     max_items: int = DEFAULT_MAX_ITEMS
+    one_call_per_message: bool = False  # the policy forbids parallel calls and a reply in the same message as a call
     source: str = ""
 
     def prerequisites(self, tool: str) -> list[str]:
@@ -88,7 +91,8 @@ class ToolPolicy:
                 "grounding": {k: list(v) for k, v in self.grounding.items()},
                 "free_text": list(self.free_text),
                 "request_words": {k: list(v) for k, v in self.request_words.items()},
-                "handoff": list(self.handoff), "max_items": self.max_items}
+                "handoff": list(self.handoff), "max_items": self.max_items,
+                "one_call_per_message": self.one_call_per_message}
 
 
 @dataclass
@@ -230,11 +234,15 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
     mi = raw.get("max_items", DEFAULT_MAX_ITEMS)
     if not isinstance(mi, int) or mi < 1:
         raise _err("'max_items' must be a positive integer", file, "max_items")
+    ocpm = raw.get("one_call_per_message", False)
+    if not isinstance(ocpm, bool):
+        raise _err("'one_call_per_message' must be true or false", file, "one_call_per_message")
     return ToolPolicy(service=str(raw.get("service") or service or "tools"), consequential=lst("consequential"),
                       requires_called=mapping("requires_called"), exempt=lst("exempt"),
                       ask_order=[[str(s) for s in g] for g in order], field_words=mapping("field_words"),
                       grounding=mapping("grounding"), free_text=lst("free_text"),
-                      request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi, source=file)
+                      request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi,
+                      one_call_per_message=ocpm, source=file)
 
 
 def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy] = None, *,
