@@ -267,3 +267,22 @@ def test_llm_judge_baseline_runs_on_agent_steps(llm_server, tmp_path):
     ship = next(s["turn_id"] for s in steps if s["agent"].startswith("ship_order("))
     assert rows[ship]["label"] == "failure" and len(rows) == len(steps)
     assert any("[get_user]" in q.prompt for q in llm_server.requests)  # tool outputs reach the judge's history
+
+
+def test_noisy_or_dialogue_score_grows_with_failing_steps():
+    from types import SimpleNamespace as V
+
+    from sage_core.science.dialogue_score import max_step_score, noisy_or_score
+
+    fail = V(label="failure", confidence=1.0)
+    weak = V(label="failure", confidence=0.6)
+    ok = V(label="acceptable", confidence=1.0)
+    und = V(label="undecided", confidence=0.0)
+    assert noisy_or_score([ok, und, ok]) == 0.0  # no failing step: no failure evidence
+    one, two = noisy_or_score([fail, ok]), noisy_or_score([fail, ok, fail])
+    assert one == pytest.approx(0.5) and two == pytest.approx(0.75)  # 1 - (1 - 0.5)^2
+    assert max_step_score([fail, ok]) == max_step_score([fail, ok, fail]) == 1.0  # the max cannot tell them apart
+    assert noisy_or_score([weak]) == pytest.approx(0.5 * 0.8) < one  # a less confident failure counts less
+    assert noisy_or_score([{"label": "failure", "confidence": 1.0}]) == pytest.approx(0.5)  # verdict dicts too
+    with pytest.raises(ValueError):
+        noisy_or_score([fail], pi=1.0)
