@@ -282,7 +282,7 @@ def test_noisy_or_dialogue_score_grows_with_failing_steps():
     one, two = noisy_or_score([fail, ok]), noisy_or_score([fail, ok, fail])
     assert one == pytest.approx(0.5) and two == pytest.approx(0.75)  # 1 - (1 - 0.5)^2
     assert max_step_score([fail, ok]) == max_step_score([fail, ok, fail]) == 1.0  # the max cannot tell them apart
-    assert noisy_or_score([weak]) == pytest.approx(0.5 * 0.8) < one  # a less confident failure counts less
+    assert noisy_or_score([weak]) == pytest.approx(0.5 * 0.8) and noisy_or_score([weak]) < one  # less confident: less
     assert noisy_or_score([{"label": "failure", "confidence": 1.0}]) == pytest.approx(0.5)  # verdict dicts too
     with pytest.raises(ValueError):
         noisy_or_score([fail], pi=1.0)
