@@ -286,3 +286,117 @@ def test_noisy_or_dialogue_score_grows_with_failing_steps():
     assert noisy_or_score([{"label": "failure", "confidence": 1.0}]) == pytest.approx(0.5)  # verdict dicts too
     with pytest.raises(ValueError):
         noisy_or_score([fail], pi=1.0)
+
+
+RECORD_TOOLS = [
+    {"type": "function", "function": {"name": "get_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}},
+    {"type": "function", "function": {"name": "set_boxes", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}, "boxes": {"type": "integer"}},
+        "required": ["order_id", "boxes"]}}},
+    {"type": "function", "function": {"name": "set_items", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}, "kind": {"type": "string"},
+                                         "items": {"type": "array", "items": {
+                                             "type": "object", "properties": {"item_id": {"type": "string"}}}}},
+        "required": ["order_id", "items"]}}},
+    {"type": "function", "function": {"name": "cancel_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}},
+]
+RECORD_POLICY = """service: shop
+now: "2024-05-15T15:00:00"
+record_rules:
+  - {tool: set_boxes, record: get_order, key: order_id, not_below: {boxes: boxes}}
+  - {tool: set_items, record: get_order, key: order_id, same_count: {items: items}}
+  - {tool: set_items, record: get_order, key: order_id, frozen: {arg: items, by: [item_id], when: {kind: [final_sale]}}}
+  - tool: cancel_order
+    record: get_order
+    key: order_id
+    allowed_if_any:
+      - {field: created_at, within_hours: 24}
+      - {field: tier, in: [gold]}
+      - {field: insured, in: ["yes"], unsure: true}
+      - {user_says: [store cancelled], unsure: true}
+"""
+
+
+def record(**over):
+    rec = {"order_id": "#A100", "boxes": 2, "created_at": "2024-05-10T10:00:00", "tier": "regular",
+           "insured": "no", "kind": "final_sale", "items": [{"item_id": "i1"}, {"item_id": "i2"}]}
+    rec.update(over)
+    return json.dumps(rec)
+
+
+def record_dialogue(cid, tool, args, rec=None, user="Please change my order #A100."):
+    return {"id": cid, "messages": [
+        {"role": "user", "content": user},
+        call("g", "get_order", {"order_id": "#A100"}), out("g", rec or record()),
+        call("w", tool, dict({"order_id": "#A100"}, **args)), out("w", '{"ok": true}')]}
+
+
+@pytest.fixture()
+def run_records(tmp_path):
+    def _run(*convs):
+        logs = tmp_path / "r.jsonl"
+        logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
+        (tmp_path / "rtools.json").write_text(json.dumps(RECORD_TOOLS), encoding="utf-8")
+        (tmp_path / "rpolicy.yaml").write_text(RECORD_POLICY, encoding="utf-8")
+        turns, reg = load_agent_logs("openai", logs, tmp_path / "rtools.json", tmp_path / "rpolicy.yaml")
+        verdicts = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
+        out_ = {}
+        for t, v in zip(turns, verdicts):
+            if t.meta["step"].get("tool") not in (None, "get_order"):
+                out_[t.dialogue_id] = [(tr.criterion.args["check"], tr.final.decision.value, tr.final.stage.value)
+                                       for tr in v.traces if tr.criterion.args.get("rule") == "record_rule"]
+        return out_
+    return _run
+
+
+def test_record_rules_decide_writes_against_the_looked_up_record(run_records):
+    res = run_records(
+        record_dialogue("fewer_boxes", "set_boxes", {"boxes": 1}),  # "can add but not remove"
+        record_dialogue("more_boxes", "set_boxes", {"boxes": 3}),
+        record_dialogue("other_order", "set_boxes", {"boxes": 1}, rec=record(order_id="#B7")),  # no record: no check
+        record_dialogue("one_item_dropped", "set_items", {"items": [{"item_id": "i1"}]},
+                        rec=record(kind="regular")),  # same number of items
+        record_dialogue("frozen_changed", "set_items", {"items": [{"item_id": "i1"}, {"item_id": "i9"}]}),
+        record_dialogue("frozen_same", "set_items", {"items": [{"item_id": "i2"}, {"item_id": "i1"}]}),
+        record_dialogue("frozen_left", "set_items", {"kind": "regular", "items": [{"item_id": "i1"},
+                                                                                 {"item_id": "i9"}]}),
+        record_dialogue("cancel_late", "cancel_order", {}),  # 5 days old, regular, uninsured
+        record_dialogue("cancel_fresh", "cancel_order", {}, rec=record(created_at="2024-05-15T09:00:00")),
+        record_dialogue("cancel_gold", "cancel_order", {}, rec=record(tier="gold")),
+        record_dialogue("cancel_insured", "cancel_order", {}, rec=record(insured="yes")),
+        record_dialogue("cancel_claim", "cancel_order", {}, user="The store cancelled my order #A100, cancel it."),
+    )
+    assert res["fewer_boxes"] == [("not_below", "true", "S1")]
+    assert res["more_boxes"] == [("not_below", "false", "S1")]
+    assert res["other_order"] == []
+    assert ("same_count", "true", "S1") in res["one_item_dropped"]
+    assert ("frozen", "false", "S1") in res["one_item_dropped"]  # not in the frozen state
+    assert ("frozen", "true", "S1") in res["frozen_changed"] and ("same_count", "false", "S1") in res["frozen_changed"]
+    assert ("frozen", "false", "S1") in res["frozen_same"]  # order of items does not matter
+    assert ("frozen", "abstain", "none") in res["frozen_left"]  # leaves the frozen state in the same call
+    assert res["cancel_late"] == [("allowed_if_any", "true", "S1")]
+    assert res["cancel_fresh"] == res["cancel_gold"] == [("allowed_if_any", "false", "S1")]
+    assert res["cancel_insured"] == res["cancel_claim"] == [("allowed_if_any", "abstain", "none")]
+
+
+def test_record_rule_policy_errors(tmp_path):
+    from sage_core.data.errors import SageInputError
+    from sage_core.specs.from_tools import read_policy, registry_from_tools
+
+    p = tmp_path / "p.yaml"
+    for text, needle in [
+        ("record_rules:\n  - {tool: cancel_order, record: get_order, key: order_id}\n", "exactly one of"),
+        ("record_rules:\n  - {tool: cancel_order, record: get_order, key: order_id,\n"
+         "     allowed_if_any: [{field: created_at, within_hours: 24}]}\n", "no 'now'"),
+        ("record_rules:\n  - {tool: cancel_order, record: get_order, key: order_id,\n"
+         "     allowed_if_any: [{user_says: [x]}]}\n", "unsure: true"),
+        ("now: yesterday\n", "ISO date-time"),
+    ]:
+        p.write_text(text, encoding="utf-8")
+        with pytest.raises(SageInputError, match=needle):
+            read_policy(p)
+    p.write_text("record_rules:\n  - {tool: refund, record: get_order, key: order_id, not_below: {a: a}}\n")
+    with pytest.raises(SageInputError, match="tool 'refund'"):
+        registry_from_tools(RECORD_TOOLS, read_policy(p))

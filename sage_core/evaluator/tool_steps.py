@@ -12,7 +12,9 @@ the tool outputs (``[tool_name] output``).
   S1 decides the exact cases: an enum value outside the enum, an exact
   occurrence (supported), an id-like code or a restricted argument found
   nowhere it may come from (unsupported), an argument the schema does not
-  define, a write call the tool rejected. S2 decides typed and nearby evidence
+  define, a write call the tool rejected, a policy ``record_rules`` check of
+  the call against the record a lookup returned (bags only added, the same
+  number of passengers, a cancellation the policy allows). S2 decides typed and nearby evidence
   (a date said as "May 20th", a count next to its noun, a value the agent
   listed and the user then accepted).
 - **IUV** (S2, extracted evidence): the user's latest mention of an enum value
@@ -250,6 +252,7 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                              {"slot": path, "value": "", "value_type": "text", "tool_step": True,
                               "rule": "unknown_argument"}, "state", None,
                              f"the call passes {path}, which the tool's schema does not define"))
+    out.extend(_record_rule_criteria(turn, spec, ctx, cid))
     if spec.consequential and step.get("is_error"):
         out.append(Criterion(cid("UV", "(call)"), FailureClass.UV,
                              {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
@@ -288,6 +291,121 @@ def one_call_decision(a: dict) -> tuple[bool, str]:
         return True, "the message replies to the user and calls a tool at the same time, which the policy forbids"
     return False, ("the only call of its message, without a reply" if a.get("known", True)
                    else "the first call of its message (whether the message also replied is not recorded)")
+
+
+def find_record(ctx: StepContext, tool: str, key: str, value: str) -> Optional[dict[str, Any]]:
+    """The latest successful output of ``tool`` that is a JSON object whose ``key`` equals ``value``."""
+    for name, out in reversed(ctx.tool_outputs):
+        if name != tool:
+            continue
+        try:
+            rec = json.loads(out)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and str(rec.get(key, "")).strip() == str(value).strip() and str(value).strip():
+            return rec
+    return None
+
+
+def _items(args: dict[str, str], arg: str) -> dict[int, dict[str, str]]:
+    """Flattened array argument ``arg[i].k`` (or ``arg[i]``) -> {i: {k: value}}."""
+    out: dict[int, dict[str, str]] = {}
+    for p, v in args.items():
+        m = re.match(re.escape(arg) + r"\[(\d+)\](?:\.(.+))?$", p)
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2) or ""] = str(v)
+    return out
+
+
+def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str, Any],
+                      now: Optional[str], user_texts: tuple[str, ...] = ()) -> tuple[Optional[bool], str]:
+    """(violated? -- None when the policy's condition cannot be checked from the log, why)."""
+    from datetime import datetime, timedelta
+
+    if "not_below" in rule:
+        for arg, fld in rule["not_below"].items():
+            a, r = parse_number(str(args.get(arg, ""))), parse_number(str(rec.get(fld, "")))
+            if a is None or r is None:
+                return None, f"{arg} or the record's {fld} is not a number"
+            if a < r:
+                return True, f"{arg}={a:g} is below the record's {fld}={r:g}"
+        return False, "no argument below the record"
+    if "same_count" in rule:
+        for arg, fld in rule["same_count"].items():
+            n_call, rv = len(_items(args, arg)), rec.get(fld)
+            if not isinstance(rv, list):
+                return None, f"the record's {fld} is not a list"
+            if n_call != len(rv):
+                return True, f"the call has {n_call} {arg}, the record {len(rv)}"
+        return False, "same number of items as the record"
+    if "allowed_if_any" in rule:
+        unsure = []
+        for cond in rule["allowed_if_any"]:
+            if cond.get("user_says") is not None:  # a claim of the user's (e.g. "the airline cancelled it")
+                said = next((w for w in cond["user_says"] for t in user_texts if _phrase_in(w, t)), None)
+                held, what = said is not None, f"the user says {said!r}"
+            elif cond.get("within_hours") is not None:
+                val = rec.get(cond["field"])
+                try:
+                    held = datetime.fromisoformat(now) - datetime.fromisoformat(str(val)) <= \
+                        timedelta(hours=float(cond["within_hours"]))
+                except (TypeError, ValueError):
+                    return None, f"the record's {cond['field']}={val!r} is not a date-time"
+                what = f"{cond['field']} {val} within {cond['within_hours']} h of {now}"
+            else:
+                val = rec.get(cond["field"])
+                held = str(val) in [str(x) for x in cond["in"]]
+                what = f"{cond['field']}={val!r} in {cond['in']}"
+            if held and not cond.get("unsure"):
+                return False, f"allowed: {what}"
+            if held:
+                unsure.append(what)
+        if unsure:
+            return None, f"{'; '.join(unsure)}: the rest of the condition is not checkable from the log"
+        return True, "none of the policy's conditions holds on the record: " + "; ".join(
+            f"{c['field']}={rec.get(c['field'])!r}" for c in rule["allowed_if_any"] if "field" in c)
+    if "frozen" in rule:
+        fz = rule["frozen"]
+        if not all(str(rec.get(f)) in [str(x) for x in vals] for f, vals in fz["when"].items()):
+            return False, "the record is not in the frozen state " + str(fz["when"])
+        rv = rec.get(fz["arg"])
+        if not isinstance(rv, list):
+            return None, f"the record's {fz['arg']} is not a list"
+        key = lambda d: tuple(str(d.get(k, "")) for k in fz["by"])  # noqa: E731
+        old = sorted(key(x) for x in rv if isinstance(x, dict))
+        new = sorted(key(x) for x in _items(args, fz["arg"]).values())
+        if old == new:
+            return False, f"{fz['arg']} unchanged"
+        if any(f in args and str(args[f]) not in [str(x) for x in vals] for f, vals in fz["when"].items()):
+            return None, (f"{fz['arg']} change and the call also leaves {fz['when']}: whether the items may change "
+                          "together with it is open")
+        return True, f"{fz['arg']} change while the record has {fz['when']}: {old} -> {new}"
+    return None, "no check"
+
+
+def _record_rule_criteria(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """UV per policy record rule of this tool: the call's values against the record a lookup returned.
+
+    UV because the issue's UV covers values the policy does not license ("a payment method not in the
+    profile"); a rule is only checked when the record for the call's key is in the history.
+    """
+    out = []
+    args = turn.state_after
+    for i, rule in enumerate(spec.policy.record_rules):
+        if rule["tool"] != spec.tool:
+            continue
+        rec = find_record(ctx, rule["record"], rule["key"], args.get(rule["key"], ""))
+        if rec is None:
+            continue
+        violated, why = check_record_rule(rule, args, rec, spec.policy.now, tuple(ctx.user_texts))
+        check = next(c for c in ("not_below", "same_count", "allowed_if_any", "frozen") if c in rule)
+        out.append(Criterion(cid("UV", f"record_rule:{i}"), FailureClass.UV,
+                             {"slot": f"record_rule:{check}", "value": "", "value_type": "text", "tool_step": True,
+                              "rule": "record_rule", "check": check, "violated": violated, "why": why,
+                              "cite": str(rule.get("cite", "")), "record": rule["record"]},
+                             "tool", None, f"{spec.tool} breaks the policy rule '{check}' on the "
+                                           f"{rule['record']} record: {why}"))
+    return out
 
 
 def _phrase_in(phrase: str, text: str) -> bool:
@@ -552,6 +670,10 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
     if c.type == FailureClass.UV:
         if rule == "unknown_argument":
             return _v(Decision.TRUE, f"{c.args['slot']} is not a parameter of the tool", "state")
+        if rule == "record_rule":
+            if c.args["violated"] is None:
+                return _abstain(Stage.S1, c.args["why"])
+            return _v(Decision.TRUE if c.args["violated"] else Decision.FALSE, c.args["why"], "tool")
         if rule == "rejected":
             return _v(Decision.TRUE, f"the tool answered with an error: {c.args.get('output', '')[:120]}", "tool")
         return _uv_s1(c, turn, spec)
@@ -629,6 +751,10 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
             return _decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",
                            "agent")
         return _decide(MARGIN_WNF_REPLY, tau, f"{a['slot']} is next in the policy's order", "agent")
+    if a.get("rule") == "record_rule":
+        if a["violated"] is None:
+            return _decide(0.0, tau, a["why"])
+        return _decide(-1.0 if a["violated"] else 1.0, tau, a["why"], "tool")
     if c.type == FailureClass.UV:
         return _uv_s2(c, turn, spec, tau)
     return _decide(0.0, tau, "no S2 rule")

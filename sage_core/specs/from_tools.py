@@ -23,6 +23,29 @@ handoff: [transfer_to_human]        # a request may end in a hand-off to a human
 max_items: 5                        # array slots are generated for indices 0..max_items-1
 one_call_per_message: true          # a message may hold one tool call and no reply with it (default false:
                                     #  parallel calls and a reply beside a call are normal in OpenAI transcripts)
+now: "2024-05-15T15:00:00"          # the policy's current time (for within_hours)
+record_rules:                       # rules on a write checked against the record a lookup returned; the
+  - tool: add_bags                  #  record is the latest output of `record` whose `key` equals the call's
+    record: get_order               #  `key` argument; without one the rule is not checked
+    key: order_id
+    not_below: {bags: bags}         # call argument >= record field (e.g. bags can be added, not removed)
+  - tool: edit_people
+    record: get_order
+    key: order_id
+    same_count: {people: people}    # as many items in the call's array as in the record's
+  - tool: cancel_order
+    record: get_order
+    key: order_id
+    allowed_if_any:                 # the write is allowed only if one condition holds on the record;
+      - {field: created_at, within_hours: 24}       # `unsure: true`: the condition holding leaves the
+      - {field: tier, in: [gold]}                   #  verdict open (the rest of it is not checkable)
+      - {field: insured, in: ["yes"], unsure: true}
+      - {user_says: [store cancelled], unsure: true}  # a user's claim the log cannot verify
+  - tool: change_items
+    record: get_order
+    key: order_id
+    frozen: {arg: items, by: [item_id], when: {kind: [final_sale]}}   # the array may not change when the
+                                                                      #  record's field holds one of the values
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -33,6 +56,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -62,6 +86,8 @@ class ToolPolicy:
     handoff: list[str] = field(default_factory=list)  # tools that hand the user to a human (a request may end there)
     max_items: int = DEFAULT_MAX_ITEMS
     one_call_per_message: bool = False  # the policy forbids parallel calls and a reply in the same message as a call
+    now: Optional[str] = None  # the policy's current time (ISO), for record rules with within_hours
+    record_rules: list[dict[str, Any]] = field(default_factory=list)  # checks of a write against a looked-up record
     source: str = ""
 
     def prerequisites(self, tool: str) -> list[str]:
@@ -92,7 +118,8 @@ class ToolPolicy:
                 "free_text": list(self.free_text),
                 "request_words": {k: list(v) for k, v in self.request_words.items()},
                 "handoff": list(self.handoff), "max_items": self.max_items,
-                "one_call_per_message": self.one_call_per_message}
+                "one_call_per_message": self.one_call_per_message, "now": self.now,
+                "record_rules": [dict(r) for r in self.record_rules]}
 
 
 @dataclass
@@ -234,6 +261,16 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
     mi = raw.get("max_items", DEFAULT_MAX_ITEMS)
     if not isinstance(mi, int) or mi < 1:
         raise _err("'max_items' must be a positive integer", file, "max_items")
+    now = raw.get("now")
+    if now is not None:
+        try:
+            datetime.fromisoformat(str(now))
+        except ValueError:
+            raise _err(f"'now' must be an ISO date-time, got {now!r}", file, "now") from None
+        now = str(now)
+    rules = _record_rules(raw.get("record_rules") or [], file)
+    if any(c.get("within_hours") is not None for r in rules for c in r.get("allowed_if_any", [])) and now is None:
+        raise _err("a record rule uses within_hours but the policy has no 'now'", file, "now")
     ocpm = raw.get("one_call_per_message", False)
     if not isinstance(ocpm, bool):
         raise _err("'one_call_per_message' must be true or false", file, "one_call_per_message")
@@ -242,7 +279,49 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
                       ask_order=[[str(s) for s in g] for g in order], field_words=mapping("field_words"),
                       grounding=mapping("grounding"), free_text=lst("free_text"),
                       request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi,
-                      one_call_per_message=ocpm, source=file)
+                      one_call_per_message=ocpm, now=now, record_rules=rules, source=file)
+
+
+RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen")
+
+
+def _record_rules(raw: Any, file: str) -> list[dict[str, Any]]:
+    """Validate ``record_rules`` (format in the module docstring)."""
+    if not isinstance(raw, list):
+        raise _err("'record_rules' must be a list of rules", file, "record_rules")
+    out = []
+    for i, r in enumerate(raw):
+        fld = f"record_rules[{i}]"
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) and r.get(k) for k in ("tool", "record", "key")):
+            raise _err("a record rule needs 'tool', 'record' and 'key' names", file, fld)
+        checks = [c for c in RECORD_CHECKS if c in r]
+        if len(checks) != 1:
+            raise _err(f"a record rule needs exactly one of {', '.join(RECORD_CHECKS)}", file, fld)
+        c = checks[0]
+        v = r[c]
+        if c in ("not_below", "same_count"):
+            if not isinstance(v, dict) or not v or not all(isinstance(k, str) and isinstance(x, str)
+                                                          for k, x in v.items()):
+                raise _err(f"'{c}' must map call arguments to record fields", file, f"{fld}.{c}")
+        elif c == "allowed_if_any":
+            if not isinstance(v, list) or not v:
+                raise _err("'allowed_if_any' must be a non-empty list of conditions", file, f"{fld}.{c}")
+            for k, cond in enumerate(v):
+                ok = isinstance(cond, dict) and (
+                    (isinstance(cond.get("user_says"), list) and cond.get("unsure") is True) or
+                    (isinstance(cond.get("field"), str) and
+                     isinstance(cond.get("within_hours"), (int, float)) != isinstance(cond.get("in"), list)))
+                if not ok:
+                    raise _err("a condition needs 'field' and one of 'within_hours' (number) or 'in' (list), or "
+                               "'user_says' (list of phrases) with 'unsure: true'", file, f"{fld}.{c}[{k}]")
+        else:  # frozen
+            ok = isinstance(v, dict) and isinstance(v.get("arg"), str) and isinstance(v.get("by"), list) and \
+                isinstance(v.get("when"), dict) and all(isinstance(x, list) for x in v["when"].values())
+            if not ok:
+                raise _err("'frozen' needs 'arg', 'by' (list of item keys) and 'when' (field -> list of values)", file,
+                           f"{fld}.{c}")
+        out.append(dict(r))
+    return out
 
 
 def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy] = None, *,
@@ -254,6 +333,7 @@ def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy
     names = {fn["name"] for fn in fns}
     for fld, listed in (("consequential", policy.consequential), ("exempt", policy.exempt),
                         ("request_words", list(policy.request_words)), ("handoff", policy.handoff),
+                        ("record_rules", [t for r in policy.record_rules for t in (r["tool"], r["record"])]),
                         ("requires_called", [t for k, v in policy.requires_called.items()
                                              for alt in ([k] if k != ALL_TOOLS else []) + v
                                              for t in alt.split("|")])):
