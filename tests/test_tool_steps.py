@@ -214,14 +214,14 @@ def test_retail_policy_alternative_prerequisites(shared_data, tmp_path):
     """The shipped retail policy: authenticate by email *or* name + zip before any other call."""
     tools = shared_data / "tau_bench" / "retail" / "tools.json"
 
-    def dialogue(cid, authenticate):
+    def dialogue(cid, authenticate, status="pending"):
         msgs = [{"role": "user", "content": "Hi, please cancel order #W2611340, I ordered it by mistake. "
                                             "My email is yusuf.rossi7301@example.com."}]
         if authenticate:
             msgs += [call("f", "find_user_id_by_email", {"email": "yusuf.rossi7301@example.com"}),
                      out("f", "yusuf_rossi_9620")]
         msgs += [call("g", "get_order_details", {"order_id": "#W2611340"}),
-                 out("g", '{"order_id": "#W2611340", "user_id": "yusuf_rossi_9620", "status": "pending"}'),
+                 out("g", '{"order_id": "#W2611340", "user_id": "yusuf_rossi_9620", "status": "%s"}' % status),
                  {"role": "assistant", "content": "Order #W2611340 is pending. I will cancel it with reason "
                                                   "'ordered by mistake'. Do you confirm (yes/no)?"},
                  {"role": "user", "content": "yes"},
@@ -230,13 +230,18 @@ def test_retail_policy_alternative_prerequisites(shared_data, tmp_path):
         return {"id": cid, "messages": msgs}
 
     logs = tmp_path / "retail.jsonl"
-    logs.write_text("\n".join(json.dumps(dialogue(c, a)) for c, a in (("auth", True), ("noauth", False))) + "\n")
+    logs.write_text("\n".join(json.dumps(dialogue(c, a, st)) for c, a, st in
+                              (("auth", True, "pending"), ("noauth", False, "pending"),
+                               ("delivered", True, "delivered"))) + "\n")
     turns, reg = load_agent_logs("openai", logs, tools, "data/specs/tau_bench_retail.yaml")
     vs = {v.turn_id: v for v in Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)}
     by = {(t.dialogue_id, t.meta["step"].get("tool")): vs[t.turn_id] for t in turns}
     assert by[("auth", "cancel_pending_order")].label.value == "acceptable"
     assert by[("auth", "get_order_details")].label.value == "acceptable"
     assert ("WNF", "prerequisite", "S1") in fired(by[("noauth", "get_order_details")])  # not authenticated first
+    # "An order can only be cancelled if its status is 'pending'": the order record says delivered
+    assert ("UV", "record_rule", "S1") in fired(by[("delivered", "cancel_pending_order")])
+    assert ("UV", "record_rule", "S1") not in fired(by[("auth", "cancel_pending_order")])
 
 
 def test_llm_judge_baseline_runs_on_agent_steps(llm_server, tmp_path):
