@@ -306,6 +306,16 @@ RECORD_TOOLS = [
         "required": ["order_id", "items"]}}},
     {"type": "function", "function": {"name": "cancel_order", "parameters": {
         "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}},
+    {"type": "function", "function": {"name": "get_user", "parameters": {
+        "type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}}},
+    {"type": "function", "function": {"name": "place_order", "parameters": {
+        "type": "object", "properties": {
+            "user_id": {"type": "string"}, "speed": {"type": "string", "enum": ["standard", "express"]},
+            "boxes": {"type": "integer"}, "paid_boxes": {"type": "integer"},
+            "people": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            "payments": {"type": "array", "items": {"type": "object", "properties": {
+                "payment_id": {"type": "string"}}}}},
+        "required": ["user_id"]}}},
 ]
 RECORD_POLICY = """service: shop
 now: "2024-05-15T15:00:00"
@@ -321,6 +331,16 @@ record_rules:
       - {field: tier, in: [gold]}
       - {field: insured, in: ["yes"], unsure: true}
       - {user_says: [store cancelled], unsure: true}
+  - tool: place_order
+    record: get_user
+    key: user_id
+    allowance: {charged: paid_boxes, total: boxes, items: people,
+                per_item: {record_field: tier, arg: speed, table: {regular: {standard: 0, express: 1},
+                                                                   gold: {standard: 1, express: 2}}}}
+  - tool: place_order
+    record: get_user
+    key: user_id
+    kind_limits: {arg: payments, id: payment_id, kind: "payment_methods.{id}.source", max: {card: 1, gift: 2}}
 """
 
 
@@ -405,3 +425,27 @@ def test_record_rule_policy_errors(tmp_path):
     p.write_text("record_rules:\n  - {tool: refund, record: get_order, key: order_id, not_below: {a: a}}\n")
     with pytest.raises(SageInputError, match="tool 'refund'"):
         registry_from_tools(RECORD_TOOLS, read_policy(p))
+
+
+def test_allowance_and_kind_limits_against_the_profile(run_records):
+    # the profile does not repeat the user id: the record is the answer of get_user called with it
+    profile = json.dumps({"tier": "gold", "payment_methods": {
+        "card_1": {"source": "card"}, "card_2": {"source": "card"}, "gift_1": {"source": "gift"}}})
+
+    def order(cid, **args):
+        base = {"user_id": "kim_7", "speed": "express", "boxes": 5, "people": [{"name": "Kim"}, {"name": "Lee"}],
+                "payments": [{"payment_id": "card_1"}, {"payment_id": "gift_1"}]}
+        base.update(args)
+        return {"id": cid, "messages": [
+            {"role": "user", "content": "I'm kim_7, please place an order."},
+            call("g", "get_user", {"user_id": "kim_7"}), out("g", profile),
+            call("w", "place_order", base), out("w", '{"ok": true}')]}
+
+    res = run_records(order("right", paid_boxes=1),  # gold, express: 2 free per person, 5 - 4 = 1 paid
+                      order("undercharged", paid_boxes=0),
+                      order("two_cards", paid_boxes=1, payments=[{"payment_id": "card_1"}, {"payment_id": "card_2"}]),
+                      order("no_profile", paid_boxes=0, user_id="other_1"))
+    assert sorted(res["right"]) == [("allowance", "false", "S1"), ("kind_limits", "false", "S1")]
+    assert ("allowance", "true", "S1") in res["undercharged"]
+    assert ("kind_limits", "true", "S1") in res["two_cards"] and ("allowance", "false", "S1") in res["two_cards"]
+    assert res["no_profile"] == []  # another user's order: no record, no check

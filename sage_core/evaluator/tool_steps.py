@@ -294,15 +294,23 @@ def one_call_decision(a: dict) -> tuple[bool, str]:
 
 
 def find_record(ctx: StepContext, tool: str, key: str, value: str) -> Optional[dict[str, Any]]:
-    """The latest successful output of ``tool`` that is a JSON object whose ``key`` equals ``value``."""
-    for name, out in reversed(ctx.tool_outputs):
-        if name != tool:
+    """The latest successful answer of a ``tool`` call that is a JSON object about ``key`` = ``value``: the
+    answer holds it, or (an answer without the key: a profile need not repeat the user id) the call was made
+    with it."""
+    value = str(value).strip()
+    if not value:
+        return None
+    for c in reversed(ctx.calls):
+        if c.tool != tool or not c.ok:
             continue
         try:
-            rec = json.loads(out)
+            rec = json.loads(c.output or "")
         except ValueError:
             continue
-        if isinstance(rec, dict) and str(rec.get(key, "")).strip() == str(value).strip() and str(value).strip():
+        if not isinstance(rec, dict):
+            continue
+        about = rec.get(key) if key in rec else c.args.get(key)  # the answer's own key first
+        if str(about if about is not None else "").strip() == value:
             return rec
     return None
 
@@ -380,6 +388,36 @@ def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str,
             return None, (f"{fz['arg']} change and the call also leaves {fz['when']}: whether the items may change "
                           "together with it is open")
         return True, f"{fz['arg']} change while the record has {fz['when']}: {old} -> {new}"
+    if "allowance" in rule:
+        al = rule["allowance"]
+        pi = al["per_item"]
+        row = pi["table"].get(str(rec.get(pi["record_field"])))
+        per = None if row is None else row.get(str(args.get(pi["arg"], "")))
+        charged, total = parse_number(str(args.get(al["charged"], ""))), parse_number(str(args.get(al["total"], "")))
+        n_items = len(_items(args, al["items"]))
+        if per is None or charged is None or total is None or not n_items:
+            return None, (f"the allowance needs {pi['record_field']} (record: {rec.get(pi['record_field'])!r}), "
+                          f"{pi['arg']}, {al['charged']}, {al['total']} and {al['items']}")
+        due = max(0, int(total) - n_items * int(per))
+        if int(charged) != due:
+            return True, (f"{al['charged']}={charged:g}, but {al['total']}={total:g} with {n_items} {al['items']} x "
+                          f"{per} free ({pi['record_field']} {rec.get(pi['record_field'])}, {pi['arg']} "
+                          f"{args.get(pi['arg'])}) leaves {due}")
+        return False, f"{al['charged']}={due} as the allowance gives"
+    if "kind_limits" in rule:
+        kl = rule["kind_limits"]
+        counts: dict[str, int] = {}
+        for item in _items(args, kl["arg"]).values():
+            pid = item.get(kl["id"], "")
+            node: Any = rec
+            for part in kl["kind"].replace("{id}", "\0").split("."):
+                node = node.get(pid if part == "\0" else part) if isinstance(node, dict) else None
+            if node is not None:
+                counts[str(node)] = counts.get(str(node), 0) + 1
+        over = {k: n for k, n in counts.items() if k in kl["max"] and n > int(kl["max"][k])}
+        if over:
+            return True, "; ".join(f"{n} {k} (at most {kl['max'][k]})" for k, n in over.items())
+        return False, f"within the limits {kl['max']}: {counts}"
     return None, "no check"
 
 
@@ -398,7 +436,8 @@ def _record_rule_criteria(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[
         if rec is None:
             continue
         violated, why = check_record_rule(rule, args, rec, spec.policy.now, tuple(ctx.user_texts))
-        check = next(c for c in ("not_below", "same_count", "allowed_if_any", "frozen") if c in rule)
+        check = next(c for c in ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits")
+                     if c in rule)
         out.append(Criterion(cid("UV", f"record_rule:{i}"), FailureClass.UV,
                              {"slot": f"record_rule:{check}", "value": "", "value_type": "text", "tool_step": True,
                               "rule": "record_rule", "check": check, "violated": violated, "why": why,

@@ -46,6 +46,23 @@ record_rules:                       # rules on a write checked against the recor
     key: order_id
     frozen: {arg: items, by: [item_id], when: {kind: [final_sale]}}   # the array may not change when the
                                                                       #  record's field holds one of the values
+  - tool: place_order
+    record: get_user
+    key: user_id
+    allowance:                      # charged == max(0, total - len(items) * table[record field][argument])
+      charged: paid_boxes
+      total: boxes
+      items: people
+      per_item: {record_field: tier, arg: speed, table: {regular: {standard: 0, express: 1}, gold: {standard: 1,
+                                                                                               express: 2}}}
+  - tool: place_order
+    record: get_user
+    key: user_id
+    kind_limits:                    # at most max[kind] items of each kind; kind read in the record at the path
+      arg: payments
+      id: payment_id
+      kind: "payment_methods.{id}.source"
+      max: {gift_card: 3, credit_card: 1}
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -282,7 +299,7 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
                       one_call_per_message=ocpm, now=now, record_rules=rules, source=file)
 
 
-RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen")
+RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits")
 
 
 def _record_rules(raw: Any, file: str) -> list[dict[str, Any]]:
@@ -314,6 +331,24 @@ def _record_rules(raw: Any, file: str) -> list[dict[str, Any]]:
                 if not ok:
                     raise _err("a condition needs 'field' and one of 'within_hours' (number) or 'in' (list), or "
                                "'user_says' (list of phrases) with 'unsure: true'", file, f"{fld}.{c}[{k}]")
+        elif c == "allowance":
+            pi = v.get("per_item") if isinstance(v, dict) else None
+            ok = isinstance(v, dict) and all(isinstance(v.get(k), str) for k in ("charged", "total", "items")) and \
+                isinstance(pi, dict) and isinstance(pi.get("record_field"), str) and isinstance(pi.get("arg"), str) \
+                and isinstance(pi.get("table"), dict) and all(
+                    isinstance(row, dict) and all(isinstance(n, int) for n in row.values())
+                    for row in pi["table"].values())
+            if not ok:
+                raise _err("'allowance' needs 'charged', 'total', 'items' (argument names) and 'per_item' with "
+                           "'record_field', 'arg' and 'table' (record value -> argument value -> count)", file,
+                           f"{fld}.{c}")
+        elif c == "kind_limits":
+            ok = isinstance(v, dict) and all(isinstance(v.get(k), str) for k in ("arg", "id", "kind")) and \
+                "{id}" in v["kind"] and isinstance(v.get("max"), dict) and \
+                all(isinstance(n, int) for n in v["max"].values())
+            if not ok:
+                raise _err("'kind_limits' needs 'arg' (array), 'id' (item key), 'kind' (record path with {id}) and "
+                           "'max' (kind -> count)", file, f"{fld}.{c}")
         else:  # frozen
             ok = isinstance(v, dict) and isinstance(v.get("arg"), str) and isinstance(v.get("by"), list) and \
                 isinstance(v.get("when"), dict) and all(isinstance(x, list) for x in v["when"].values())
