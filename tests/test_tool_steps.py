@@ -311,6 +311,7 @@ RECORD_TOOLS = [
     {"type": "function", "function": {"name": "place_order", "parameters": {
         "type": "object", "properties": {
             "user_id": {"type": "string"}, "speed": {"type": "string", "enum": ["standard", "express"]},
+            "insurance": {"type": "string", "enum": ["yes", "no"]},
             "boxes": {"type": "integer"}, "paid_boxes": {"type": "integer"},
             "people": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
             "payments": {"type": "array", "items": {"type": "object", "properties": {
@@ -341,12 +342,16 @@ record_rules:
     record: get_user
     key: user_id
     kind_limits: {arg: payments, id: payment_id, kind: "payment_methods.{id}.source", max: {card: 1, gift: 2}}
+  - {tool: cancel_order, record: get_order, key: order_id, not_started: {field: legs, date: date}}
+must_ask:
+  place_order.insurance: [insurance]
 """
 
 
 def record(**over):
     rec = {"order_id": "#A100", "boxes": 2, "created_at": "2024-05-10T10:00:00", "tier": "regular",
-           "insured": "no", "kind": "final_sale", "items": [{"item_id": "i1"}, {"item_id": "i2"}]}
+           "insured": "no", "kind": "final_sale", "items": [{"item_id": "i1"}, {"item_id": "i2"}],
+           "legs": [{"date": "2024-05-20"}, {"date": "2024-05-24"}]}
     rec.update(over)
     return json.dumps(rec)
 
@@ -392,6 +397,8 @@ def test_record_rules_decide_writes_against_the_looked_up_record(run_records):
         record_dialogue("cancel_gold", "cancel_order", {}, rec=record(tier="gold")),
         record_dialogue("cancel_insured", "cancel_order", {}, rec=record(insured="yes")),
         record_dialogue("cancel_claim", "cancel_order", {}, user="The store cancelled my order #A100, cancel it."),
+        record_dialogue("cancel_started", "cancel_order", {}, rec=record(tier="gold", legs=[{"date": "2024-05-13"},
+                                                                                          {"date": "2024-05-20"}])),
     )
     assert res["fewer_boxes"] == [("not_below", "true", "S1")]
     assert res["more_boxes"] == [("not_below", "false", "S1")]
@@ -401,9 +408,11 @@ def test_record_rules_decide_writes_against_the_looked_up_record(run_records):
     assert ("frozen", "true", "S1") in res["frozen_changed"] and ("same_count", "false", "S1") in res["frozen_changed"]
     assert ("frozen", "false", "S1") in res["frozen_same"]  # order of items does not matter
     assert ("frozen", "abstain", "none") in res["frozen_left"]  # leaves the frozen state in the same call
-    assert res["cancel_late"] == [("allowed_if_any", "true", "S1")]
-    assert res["cancel_fresh"] == res["cancel_gold"] == [("allowed_if_any", "false", "S1")]
-    assert res["cancel_insured"] == res["cancel_claim"] == [("allowed_if_any", "abstain", "none")]
+    assert res["cancel_late"] == [("allowed_if_any", "true", "S1"), ("not_started", "false", "S1")]
+    assert res["cancel_fresh"] == res["cancel_gold"] == [("allowed_if_any", "false", "S1"), ("not_started", "false", "S1")]
+    assert res["cancel_insured"] == res["cancel_claim"] == [("allowed_if_any", "abstain", "none"),
+                                                            ("not_started", "false", "S1")]
+    assert res["cancel_started"] == [("allowed_if_any", "false", "S1"), ("not_started", "true", "S1")]  # 05-13 flown
 
 
 def test_record_rule_policy_errors(tmp_path):
@@ -449,3 +458,25 @@ def test_allowance_and_kind_limits_against_the_profile(run_records):
     assert ("allowance", "true", "S1") in res["undercharged"]
     assert ("kind_limits", "true", "S1") in res["two_cards"] and ("allowance", "false", "S1") in res["two_cards"]
     assert res["no_profile"] == []  # another user's order: no record, no check
+
+
+def test_must_ask_an_argument_the_policy_says_to_ask_about(tmp_path):
+    def order(cid, asked):
+        msgs = [{"role": "user", "content": "I'm kim_7, please place an order by express."}]
+        if asked:
+            msgs += [{"role": "assistant", "content": "Would you like to add insurance?"},
+                     {"role": "user", "content": "No thanks."}]
+        msgs += [call("w", "place_order", {"user_id": "kim_7", "speed": "express", "insurance": "no"}),
+                 out("w", '{"ok": true}')]
+        return {"id": cid, "messages": msgs}
+
+    logs = tmp_path / "m.jsonl"
+    logs.write_text("\n".join(json.dumps(order(c, a)) for c, a in (("asked", True), ("silent", False))) + "\n")
+    (tmp_path / "t.json").write_text(json.dumps(RECORD_TOOLS), encoding="utf-8")
+    (tmp_path / "p.yaml").write_text(RECORD_POLICY, encoding="utf-8")
+    turns, reg = load_agent_logs("openai", logs, tmp_path / "t.json", tmp_path / "p.yaml")
+    vs = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
+    got = {t.dialogue_id: [(tr.final.decision.value, tr.final.stage.value) for tr in v.traces
+                           if tr.criterion.args.get("rule") == "must_ask"]
+           for t, v in zip(turns, vs) if t.meta["step"].get("tool") == "place_order"}
+    assert got == {"asked": [("false", "S1")], "silent": [("true", "S1")]}

@@ -253,6 +253,7 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                               "rule": "unknown_argument"}, "state", None,
                              f"the call passes {path}, which the tool's schema does not define"))
     out.extend(_record_rule_criteria(turn, spec, ctx, cid))
+    out.extend(_must_ask(turn, spec, ctx, cid))
     if spec.consequential and step.get("is_error"):
         out.append(Criterion(cid("UV", "(call)"), FailureClass.UV,
                              {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
@@ -418,6 +419,17 @@ def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str,
         if over:
             return True, "; ".join(f"{n} {k} (at most {kl['max'][k]})" for k, n in over.items())
         return False, f"within the limits {kl['max']}: {counts}"
+    if "not_started" in rule:
+        ns = rule["not_started"]
+        items = rec.get(ns["field"])
+        if not isinstance(items, list) or not now:
+            return None, f"the record's {ns['field']} is not a list"
+        today = str(now)[:10]
+        past = [str(x.get(ns["date"])) for x in items if isinstance(x, dict) and str(x.get(ns["date"], ""))[:10] < today
+                and str(x.get(ns["date"], "")).strip()]
+        if past:
+            return True, f"{ns['field']} dated {past} are before {today}: part of it has already started"
+        return False, f"no {ns['field']} dated before {today}"
     return None, "no check"
 
 
@@ -436,14 +448,31 @@ def _record_rule_criteria(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[
         if rec is None:
             continue
         violated, why = check_record_rule(rule, args, rec, spec.policy.now, tuple(ctx.user_texts))
-        check = next(c for c in ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits")
-                     if c in rule)
+        check = next(c for c in ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits",
+                                 "not_started") if c in rule)
         out.append(Criterion(cid("UV", f"record_rule:{i}"), FailureClass.UV,
                              {"slot": f"record_rule:{check}", "value": "", "value_type": "text", "tool_step": True,
                               "rule": "record_rule", "check": check, "violated": violated, "why": why,
                               "cite": str(rule.get("cite", "")), "record": rule["record"]},
                              "tool", None, f"{spec.tool} breaks the policy rule '{check}' on the "
                                            f"{rule['record']} record: {why}"))
+    return out
+
+
+def _must_ask(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """UV for an argument the policy says the agent must ask about ("should ask if the user wants ...") when
+    no earlier reply of the agent and no user message raised it: its value then comes from neither."""
+    out = []
+    for key, words in spec.policy.must_ask.items():
+        tool, _, arg = key.partition(".")
+        if tool != spec.tool or arg not in turn.state_after:
+            continue
+        raised = next((w for w in words for t in ctx.agent_texts + ctx.user_texts if _phrase_in(w, t)), None)
+        out.append(Criterion(cid("UV", f"must_ask:{arg}"), FailureClass.UV,
+                             {"slot": arg, "value": turn.state_after[arg], "value_type": "text", "tool_step": True,
+                              "rule": "must_ask", "raised": raised, "words": list(words)},
+                             "user", None, f"the policy says the agent must ask about {arg}; nobody raised it "
+                                           "before the call"))
     return out
 
 
@@ -709,6 +738,11 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
     if c.type == FailureClass.UV:
         if rule == "unknown_argument":
             return _v(Decision.TRUE, f"{c.args['slot']} is not a parameter of the tool", "state")
+        if rule == "must_ask":
+            if c.args["raised"]:
+                return _v(Decision.FALSE, f"{c.args['slot']} was raised before the call ({c.args['raised']!r})", "agent")
+            return _v(Decision.TRUE, f"the policy says to ask about {c.args['slot']}, and no reply or user message "
+                                     f"before the call mentions {c.args['words']}", "agent")
         if rule == "record_rule":
             if c.args["violated"] is None:
                 return _abstain(Stage.S1, c.args["why"])
@@ -790,6 +824,8 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
             return _decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",
                            "agent")
         return _decide(MARGIN_WNF_REPLY, tau, f"{a['slot']} is next in the policy's order", "agent")
+    if a.get("rule") == "must_ask":
+        return _decide(1.0 if a["raised"] else -1.0, tau, f"{a['slot']} raised before: {a['raised']!r}", "agent")
     if a.get("rule") == "record_rule":
         if a["violated"] is None:
             return _decide(0.0, tau, a["why"])

@@ -63,6 +63,12 @@ record_rules:                       # rules on a write checked against the recor
       id: payment_id
       kind: "payment_methods.{id}.source"
       max: {gift_card: 3, credit_card: 1}
+  - tool: cancel_order
+    record: get_order
+    key: order_id
+    not_started: {field: legs, date: date}   # no item of the record's list dated before `now`
+must_ask:                           # argument -> words: an earlier agent reply (or the user) must have raised it
+  place_order.insurance: [insurance]
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -105,6 +111,7 @@ class ToolPolicy:
     one_call_per_message: bool = False  # the policy forbids parallel calls and a reply in the same message as a call
     now: Optional[str] = None  # the policy's current time (ISO), for record rules with within_hours
     record_rules: list[dict[str, Any]] = field(default_factory=list)  # checks of a write against a looked-up record
+    must_ask: dict[str, list[str]] = field(default_factory=dict)  # tool.argument -> words the agent must have asked with
     source: str = ""
 
     def prerequisites(self, tool: str) -> list[str]:
@@ -136,7 +143,8 @@ class ToolPolicy:
                 "request_words": {k: list(v) for k, v in self.request_words.items()},
                 "handoff": list(self.handoff), "max_items": self.max_items,
                 "one_call_per_message": self.one_call_per_message, "now": self.now,
-                "record_rules": [dict(r) for r in self.record_rules]}
+                "record_rules": [dict(r) for r in self.record_rules],
+                "must_ask": {k: list(v) for k, v in self.must_ask.items()}}
 
 
 @dataclass
@@ -286,8 +294,9 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
             raise _err(f"'now' must be an ISO date-time, got {now!r}", file, "now") from None
         now = str(now)
     rules = _record_rules(raw.get("record_rules") or [], file)
-    if any(c.get("within_hours") is not None for r in rules for c in r.get("allowed_if_any", [])) and now is None:
-        raise _err("a record rule uses within_hours but the policy has no 'now'", file, "now")
+    if now is None and any("not_started" in r or any(c.get("within_hours") is not None
+                                                     for c in r.get("allowed_if_any", [])) for r in rules):
+        raise _err("a record rule uses within_hours or not_started but the policy has no 'now'", file, "now")
     ocpm = raw.get("one_call_per_message", False)
     if not isinstance(ocpm, bool):
         raise _err("'one_call_per_message' must be true or false", file, "one_call_per_message")
@@ -296,10 +305,11 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
                       ask_order=[[str(s) for s in g] for g in order], field_words=mapping("field_words"),
                       grounding=mapping("grounding"), free_text=lst("free_text"),
                       request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi,
-                      one_call_per_message=ocpm, now=now, record_rules=rules, source=file)
+                      one_call_per_message=ocpm, now=now, record_rules=rules,
+                      must_ask=mapping("must_ask"), source=file)
 
 
-RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits")
+RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits", "not_started")
 
 
 def _record_rules(raw: Any, file: str) -> list[dict[str, Any]]:
@@ -342,6 +352,10 @@ def _record_rules(raw: Any, file: str) -> list[dict[str, Any]]:
                 raise _err("'allowance' needs 'charged', 'total', 'items' (argument names) and 'per_item' with "
                            "'record_field', 'arg' and 'table' (record value -> argument value -> count)", file,
                            f"{fld}.{c}")
+        elif c == "not_started":
+            if not (isinstance(v, dict) and isinstance(v.get("field"), str) and isinstance(v.get("date"), str)):
+                raise _err("'not_started' needs 'field' (a list in the record) and 'date' (its items' date key)", file,
+                           f"{fld}.{c}")
         elif c == "kind_limits":
             ok = isinstance(v, dict) and all(isinstance(v.get(k), str) for k in ("arg", "id", "kind")) and \
                 "{id}" in v["kind"] and isinstance(v.get("max"), dict) and \
@@ -369,6 +383,7 @@ def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy
     for fld, listed in (("consequential", policy.consequential), ("exempt", policy.exempt),
                         ("request_words", list(policy.request_words)), ("handoff", policy.handoff),
                         ("record_rules", [t for r in policy.record_rules for t in (r["tool"], r["record"])]),
+                        ("must_ask", [k.split(".")[0] for k in policy.must_ask]),
                         ("requires_called", [t for k, v in policy.requires_called.items()
                                              for alt in ([k] if k != ALL_TOOLS else []) + v
                                              for t in alt.split("|")])):
