@@ -85,9 +85,13 @@ def test_policy_errors_name_the_field(tmp_path):
 
 
 @pytest.mark.parametrize("domain", ["airline", "retail"])
-def test_shipped_tau_bench_policies_load(shared_data, domain):
+def test_shipped_tau_bench_policies_load(shared_data, domain, tmp_path):
     reg = load_tool_registry(shared_data / "tau_bench" / domain / "tools.json", f"data/specs/tau_bench_{domain}.yaml")
     cons = [s.tool for s in reg if getattr(s, "consequential", False)]
     assert len(cons) == (6 if domain == "airline" else 7)
     assert all(s.service == domain for s in reg)
     assert all(s.policy.one_call_per_message for s in reg)  # both policy.md files state the rule
+    policy = next(iter(reg)).policy
+    assert policy.record_rules  # business rules checked against looked-up records
+    write_tool_spec(reg, tmp_path / "spec.yaml")  # the written spec carries the whole policy
+    assert next(iter(load_tool_spec(tmp_path / "spec.yaml"))).policy.to_dict() == policy.to_dict()
