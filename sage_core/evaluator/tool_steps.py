@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Optional
 
 from sage_core.data.tool_output import is_error_output
@@ -329,8 +330,6 @@ def _items(args: dict[str, str], arg: str) -> dict[int, dict[str, str]]:
 def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str, Any],
                       now: Optional[str], user_texts: tuple[str, ...] = ()) -> tuple[Optional[bool], str]:
     """(violated? -- None when the policy's condition cannot be checked from the log, why)."""
-    from datetime import datetime, timedelta
-
     if "not_below" in rule:
         for arg, fld in rule["not_below"].items():
             a, r = parse_number(str(args.get(arg, ""))), parse_number(str(rec.get(fld, "")))
@@ -358,9 +357,10 @@ def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str,
                 try:
                     held = datetime.fromisoformat(now) - datetime.fromisoformat(str(val)) <= \
                         timedelta(hours=float(cond["within_hours"]))
-                except (TypeError, ValueError):
-                    return None, f"the record's {cond['field']}={val!r} is not a date-time"
-                what = f"{cond['field']} {val} within {cond['within_hours']} h of {now}"
+                    what = f"{cond['field']} {val} within {cond['within_hours']} h of {now}"
+                except (TypeError, ValueError):  # unreadable: the condition may hold
+                    held, what = True, f"the record's {cond['field']}={val!r} is not a date-time"
+                    cond = dict(cond, unsure=True)
             else:
                 val = rec.get(cond["field"])
                 held = str(val) in [str(x) for x in cond["in"]]
