@@ -9,8 +9,9 @@ finds in rewarded dialogues with the hand-checked sample in
 ``benchmarks/tau_hand_check.yaml`` and its checked precision.
 
 Dialogue prediction: failure iff any step is labelled failure. Dialogue score
-(for AUROC): the maximum over its steps of 0.5 + 0.5*confidence for a failure,
-0.5 - 0.5*confidence for an acceptable step, 0.5 for an undecided one.
+(for AUROC): noisy-OR over the failing steps, 1 - prod(1 - pi * (0.5 + 0.5 c_i)),
+pi = 0.5 (``sage_core.science.dialogue_score``, where the choice is argued). The
+earlier score (maximum over steps of 0.5 +- 0.5 c) is printed for comparison.
 Predicted decisive step: the first failing consequential call that took effect
 (the tool did not answer with an error); else, for a dialogue predicted failed,
 its last step (an omission).
@@ -35,14 +36,10 @@ import yaml  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 
-def dialogue_scores(verdicts) -> tuple[bool, float]:
-    best, failed = 0.0, False
-    for v in verdicts:
-        lab = v.label.value
-        s = 0.5 + 0.5 * v.confidence if lab == "failure" else (0.5 - 0.5 * v.confidence if lab == "acceptable" else 0.5)
-        best = max(best, s)
-        failed = failed or lab == "failure"
-    return failed, best
+def dialogue_scores(verdicts, pi: float = 0.5) -> tuple[bool, float]:
+    """(failed?, score): failed iff a step fails; score = noisy-OR over failing steps (science.dialogue_score)."""
+    from sage_core.science.dialogue_score import noisy_or_score
+    return any(v.label.value == "failure" for v in verdicts), noisy_or_score(verdicts, pi)
 
 
 def predicted_step(turns, verdicts, consequential) -> int | None:
@@ -79,13 +76,17 @@ def main() -> int:
     ids = sorted(dialogues, key=lambda d: (int(d.split("-")[0][4:]), int(d.split("trial")[1])))
     refs = {d: dialogue_reference(dialogues[d], consequential) for d in ids}
     y = np.array([int(refs[d].failed) for d in ids])
-    pred, score, steps, n_failing = [], [], {}, []
+    from sage_core.science.dialogue_score import max_step_score, noisy_or_score
+    pred, score, steps, n_failing, max_score, pi_sens = [], [], {}, [], [], {0.25: [], 0.75: []}
     for d in ids:
         vs = [vmap[t.turn_id] for t in dialogues[d]]
         f, s = dialogue_scores(vs)
         pred.append(int(f))
         score.append(s)
         n_failing.append(sum(v.label.value == "failure" for v in vs))
+        max_score.append(max_step_score(vs))
+        for p_ in pi_sens:
+            pi_sens[p_].append(noisy_or_score(vs, p_))
         steps[d] = predicted_step(dialogues[d], vs, consequential)
     pred = np.array(pred)
     any_write = np.array([int(any(t.meta["step"].get("tool") in consequential for t in dialogues[d])) for d in ids])
@@ -94,15 +95,16 @@ def main() -> int:
           f"{len(turns)} agent steps ({sum(t.meta['step']['kind'] == 'tool_call' for t in turns)} tool calls); "
           f"config sage-core, S2 {ev.s2_backend_name}; {secs:.2f} s")
     print("\nDialogue level (failure iff reward < 1):")
-    rows = [("SAGE-Core (any failing step)", pred, np.array(score)),
+    rows = [("SAGE-Core (noisy-OR score)", pred, np.array(score)),
             ("all-fail", np.ones_like(y), None), ("any consequential call", any_write, any_write.astype(float))]
     print(f"  {'predictor':32s} {'P':>6s} {'R':>6s} {'F1':>6s} {'agree':>6s} {'AUROC':>6s}")
     for name, p, s in rows:
         m = prf(y, p)
         auc = roc_auc_score(y, s) if s is not None and len(set(s)) > 1 else float("nan")
         print(f"  {name:32s} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {np.mean(p == y):6.3f} {auc:6.3f}")
-    print(f"  (exploratory, picked after seeing the data, not a claim: AUROC with the number of failing steps as the "
-          f"dialogue score {roc_auc_score(y, n_failing):.3f})")
+    print(f"  AUROC of other dialogue scores: earlier max over steps {roc_auc_score(y, max_score):.3f}; "
+          f"noisy-OR pi=0.25 {roc_auc_score(y, pi_sens[0.25]):.3f}, pi=0.75 {roc_auc_score(y, pi_sens[0.75]):.3f}; "
+          f"number of failing steps {roc_auc_score(y, n_failing):.3f}")
 
     print("\nDecisive step (failed dialogues, reference from gold actions):")
     kinds = Counter(r.kind for r in refs.values() if r.failed)

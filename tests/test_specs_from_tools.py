@@ -58,6 +58,10 @@ def test_policy_yaml_and_spec_round_trip(tmp_path):
     assert sorted(s.id for s in again) == sorted(s.id for s in reg)
     assert again.get("shop:book").slots.keys() == book.slots.keys()
     assert again.get("shop:book").policy.consequential == ["book"]
+    assert not again.get("shop:book").policy.one_call_per_message  # off unless the policy says so
+    pol.write_text(pol.read_text() + "one_call_per_message: true\n", encoding="utf-8")
+    write_tool_spec(registry_from_tools([BOOK, LOOKUP], read_policy(pol), max_items=2), out)
+    assert load_tool_spec(out).get("shop:book").policy.one_call_per_message  # survives the written spec
     # the written spec is also our plain workflows YAML
     from sage_core.specs.yaml_spec import load_workflow_spec
     plain = load_workflow_spec(out)
@@ -69,6 +73,9 @@ def test_policy_errors_name_the_field(tmp_path):
     pol.write_text("consequential: [nuke]\n", encoding="utf-8")
     with pytest.raises(SageInputError, match="tool 'nuke'.*field 'consequential'|field 'consequential'.*nuke"):
         registry_from_tools([BOOK], read_policy(pol))
+    pol.write_text("one_call_per_message: sometimes\n", encoding="utf-8")
+    with pytest.raises(SageInputError, match="one_call_per_message"):
+        read_policy(pol)
     pol.write_text("ask_order: user_id\n", encoding="utf-8")
     with pytest.raises(SageInputError, match="ask_order"):
         read_policy(pol)
@@ -78,8 +85,13 @@ def test_policy_errors_name_the_field(tmp_path):
 
 
 @pytest.mark.parametrize("domain", ["airline", "retail"])
-def test_shipped_tau_bench_policies_load(shared_data, domain):
+def test_shipped_tau_bench_policies_load(shared_data, domain, tmp_path):
     reg = load_tool_registry(shared_data / "tau_bench" / domain / "tools.json", f"data/specs/tau_bench_{domain}.yaml")
     cons = [s.tool for s in reg if getattr(s, "consequential", False)]
     assert len(cons) == (6 if domain == "airline" else 7)
     assert all(s.service == domain for s in reg)
+    assert all(s.policy.one_call_per_message for s in reg)  # both policy.md files state the rule
+    policy = next(iter(reg)).policy
+    assert policy.record_rules  # business rules checked against looked-up records
+    write_tool_spec(reg, tmp_path / "spec.yaml")  # the written spec carries the whole policy
+    assert next(iter(load_tool_spec(tmp_path / "spec.yaml"))).policy.to_dict() == policy.to_dict()

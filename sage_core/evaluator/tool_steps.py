@@ -12,7 +12,9 @@ the tool outputs (``[tool_name] output``).
   S1 decides the exact cases: an enum value outside the enum, an exact
   occurrence (supported), an id-like code or a restricted argument found
   nowhere it may come from (unsupported), an argument the schema does not
-  define, a write call the tool rejected. S2 decides typed and nearby evidence
+  define, a write call the tool rejected, a policy ``record_rules`` check of
+  the call against the record a lookup returned (bags only added, the same
+  number of passengers, a cancellation the policy allows). S2 decides typed and nearby evidence
   (a date said as "May 20th", a count next to its noun, a value the agent
   listed and the user then accepted).
 - **IUV** (S2, extracted evidence): the user's latest mention of an enum value
@@ -23,7 +25,9 @@ the tool outputs (``[tool_name] output``).
   after the agent listed the call's details (S1 acceptable); anything in between
   goes to S2 with a margin from how much of the call the agent had listed.
 - **WNF**: a call whose policy prerequisites (tools that must have run first)
-  have not run (S1); a reply that asks for a field before the fields the
+  have not run (S1); with ``one_call_per_message`` in the policy, a call that
+  shares its assistant message with an earlier call or with a reply to the
+  user (S1, from the log's structure); a reply that asks for a field before the fields the
   policy's ``ask_order`` puts first are known (S2, the request is extracted).
 """
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Optional
 
 from sage_core.data.tool_output import is_error_output
@@ -225,6 +230,9 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                              {"slot": spec.tool, "prerequisites": prereq, "missing": missing, "tool_step": True,
                               "rule": "prerequisite", "legal": []},
                              "agent", None, f"{spec.tool} is called before {missing or prereq} ran"))
+    # WNF: one tool call per message, and no reply beside it (only where the policy says so)
+    if spec.policy.one_call_per_message:
+        out.append(_one_call(turn, spec, cid))
     # PC: consequential calls
     if spec.consequential:
         out.append(_pc(turn, spec, ctx, cid))
@@ -245,11 +253,226 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                              {"slot": path, "value": "", "value_type": "text", "tool_step": True,
                               "rule": "unknown_argument"}, "state", None,
                              f"the call passes {path}, which the tool's schema does not define"))
+    out.extend(_record_rule_criteria(turn, spec, ctx, cid))
+    out.extend(_must_ask(turn, spec, ctx, cid))
     if spec.consequential and step.get("is_error"):
         out.append(Criterion(cid("UV", "(call)"), FailureClass.UV,
                              {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
                               "rule": "rejected", "output": str(step.get("result") or "")[:300]}, "state", None,
                              "the tool rejected the call's arguments"))
+    return out
+
+
+def _one_call(turn: Turn, spec: Any, cid) -> Criterion:
+    """The policy's "one tool call at a time; no reply to the user in the same message as a call".
+
+    A call is out of turn when an earlier call of the same assistant message has not been answered yet
+    (position > 0) or when the message also speaks to the user: the legal next event after a call is its
+    answer. WNF, not PC: the failure is the order of the agent's actions (the issue's WNF, "out of the
+    policy's order"), whether or not the call writes; a write listed and executed in one message is
+    also caught by PC (the listing comes after u_t, so the user cannot have confirmed it).
+    """
+    step = turn.meta["step"]
+    position = int(step.get("position") or 0)
+    n_calls = int(step.get("calls_in_message") or (2 if step.get("parallel") else 1))
+    with_reply = bool(step.get("with_reply"))
+    return Criterion(cid("WNF", "one_call_per_message"), FailureClass.WNF,
+                     {"slot": spec.tool, "tool_step": True, "rule": "one_call_per_message", "position": position,
+                      "calls_in_message": n_calls, "with_reply": with_reply, "known": "with_reply" in step,
+                      "legal": []},
+                     "agent", None, f"{spec.tool} is called in a message that also "
+                                    + ("replies to the user" if with_reply else "makes another call"))
+
+
+def one_call_decision(a: dict) -> tuple[bool, str]:
+    """(failure?, why) of a ``one_call_per_message`` criterion; a structural fact of the log."""
+    if a["position"] > 0:
+        return True, (f"call {a['position'] + 1} of {a['calls_in_message']} in one message: the policy allows one "
+                      "tool call at a time")
+    if a["with_reply"]:
+        return True, "the message replies to the user and calls a tool at the same time, which the policy forbids"
+    return False, ("the only call of its message, without a reply" if a.get("known", True)
+                   else "the first call of its message (whether the message also replied is not recorded)")
+
+
+def find_record(ctx: StepContext, tool: str, key: str, value: str) -> Optional[dict[str, Any]]:
+    """The latest successful answer of a ``tool`` call that is a JSON object about ``key`` = ``value``: the
+    answer holds it, or (an answer without the key: a profile need not repeat the user id) the call was made
+    with it."""
+    value = str(value).strip()
+    if not value:
+        return None
+    for c in reversed(ctx.calls):
+        if c.tool != tool or not c.ok:
+            continue
+        try:
+            rec = json.loads(c.output or "")
+        except ValueError:
+            continue
+        if not isinstance(rec, dict):
+            continue
+        about = rec.get(key) if key in rec else c.args.get(key)  # the answer's own key first
+        if str(about if about is not None else "").strip() == value:
+            return rec
+    return None
+
+
+def _items(args: dict[str, str], arg: str) -> dict[int, dict[str, str]]:
+    """Flattened array argument ``arg[i].k`` (or ``arg[i]``) -> {i: {k: value}}."""
+    out: dict[int, dict[str, str]] = {}
+    for p, v in args.items():
+        m = re.match(re.escape(arg) + r"\[(\d+)\](?:\.(.+))?$", p)
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2) or ""] = str(v)
+    return out
+
+
+def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str, Any],
+                      now: Optional[str], user_texts: tuple[str, ...] = ()) -> tuple[Optional[bool], str]:
+    """(violated? -- None when the policy's condition cannot be checked from the log, why)."""
+    if "not_below" in rule:
+        for arg, fld in rule["not_below"].items():
+            a, r = parse_number(str(args.get(arg, ""))), parse_number(str(rec.get(fld, "")))
+            if a is None or r is None:
+                return None, f"{arg} or the record's {fld} is not a number"
+            if a < r:
+                return True, f"{arg}={a:g} is below the record's {fld}={r:g}"
+        return False, "no argument below the record"
+    if "same_count" in rule:
+        for arg, fld in rule["same_count"].items():
+            n_call, rv = len(_items(args, arg)), rec.get(fld)
+            if not isinstance(rv, list):
+                return None, f"the record's {fld} is not a list"
+            if n_call != len(rv):
+                return True, f"the call has {n_call} {arg}, the record {len(rv)}"
+        return False, "same number of items as the record"
+    if "allowed_if_any" in rule:
+        unsure = []
+        for cond in rule["allowed_if_any"]:
+            if cond.get("user_says") is not None:  # a claim of the user's (e.g. "the airline cancelled it")
+                said = next((w for w in cond["user_says"] for t in user_texts if _phrase_in(w, t)), None)
+                held, what = said is not None, f"the user says {said!r}"
+            elif cond.get("within_hours") is not None:
+                val = rec.get(cond["field"])
+                try:
+                    held = datetime.fromisoformat(now) - datetime.fromisoformat(str(val)) <= \
+                        timedelta(hours=float(cond["within_hours"]))
+                    what = f"{cond['field']} {val} within {cond['within_hours']} h of {now}"
+                except (TypeError, ValueError):  # unreadable: the condition may hold
+                    held, what = True, f"the record's {cond['field']}={val!r} is not a date-time"
+                    cond = dict(cond, unsure=True)
+            else:
+                val = rec.get(cond["field"])
+                held = str(val) in [str(x) for x in cond["in"]]
+                what = f"{cond['field']}={val!r} in {cond['in']}"
+            if held and not cond.get("unsure"):
+                return False, f"allowed: {what}"
+            if held:
+                unsure.append(what)
+        if unsure:
+            return None, f"{'; '.join(unsure)}: the rest of the condition is not checkable from the log"
+        return True, "none of the policy's conditions holds on the record: " + "; ".join(
+            f"{c['field']}={rec.get(c['field'])!r}" for c in rule["allowed_if_any"] if "field" in c)
+    if "frozen" in rule:
+        fz = rule["frozen"]
+        if not all(str(rec.get(f)) in [str(x) for x in vals] for f, vals in fz["when"].items()):
+            return False, "the record is not in the frozen state " + str(fz["when"])
+        rv = rec.get(fz["arg"])
+        if not isinstance(rv, list):
+            return None, f"the record's {fz['arg']} is not a list"
+        key = lambda d: tuple(str(d.get(k, "")) for k in fz["by"])  # noqa: E731
+        old = sorted(key(x) for x in rv if isinstance(x, dict))
+        new = sorted(key(x) for x in _items(args, fz["arg"]).values())
+        if old == new:
+            return False, f"{fz['arg']} unchanged"
+        if any(f in args and str(args[f]) not in [str(x) for x in vals] for f, vals in fz["when"].items()):
+            return None, (f"{fz['arg']} change and the call also leaves {fz['when']}: whether the items may change "
+                          "together with it is open")
+        return True, f"{fz['arg']} change while the record has {fz['when']}: {old} -> {new}"
+    if "allowance" in rule:
+        al = rule["allowance"]
+        pi = al["per_item"]
+        row = pi["table"].get(str(rec.get(pi["record_field"])))
+        per = None if row is None else row.get(str(args.get(pi["arg"], "")))
+        charged, total = parse_number(str(args.get(al["charged"], ""))), parse_number(str(args.get(al["total"], "")))
+        n_items = len(_items(args, al["items"]))
+        if per is None or charged is None or total is None or not n_items:
+            return None, (f"the allowance needs {pi['record_field']} (record: {rec.get(pi['record_field'])!r}), "
+                          f"{pi['arg']}, {al['charged']}, {al['total']} and {al['items']}")
+        due = max(0, int(total) - n_items * int(per))
+        if int(charged) != due:
+            return True, (f"{al['charged']}={charged:g}, but {al['total']}={total:g} with {n_items} {al['items']} x "
+                          f"{per} free ({pi['record_field']} {rec.get(pi['record_field'])}, {pi['arg']} "
+                          f"{args.get(pi['arg'])}) leaves {due}")
+        return False, f"{al['charged']}={due} as the allowance gives"
+    if "kind_limits" in rule:
+        kl = rule["kind_limits"]
+        counts: dict[str, int] = {}
+        for item in _items(args, kl["arg"]).values():
+            pid = item.get(kl["id"], "")
+            node: Any = rec
+            for part in kl["kind"].replace("{id}", "\0").split("."):
+                node = node.get(pid if part == "\0" else part) if isinstance(node, dict) else None
+            if node is not None:
+                counts[str(node)] = counts.get(str(node), 0) + 1
+        over = {k: n for k, n in counts.items() if k in kl["max"] and n > int(kl["max"][k])}
+        if over:
+            return True, "; ".join(f"{n} {k} (at most {kl['max'][k]})" for k, n in over.items())
+        return False, f"within the limits {kl['max']}: {counts}"
+    if "not_started" in rule:
+        ns = rule["not_started"]
+        items = rec.get(ns["field"])
+        if not isinstance(items, list) or not now:
+            return None, f"the record's {ns['field']} is not a list"
+        today = str(now)[:10]
+        past = [str(x.get(ns["date"])) for x in items if isinstance(x, dict) and str(x.get(ns["date"], ""))[:10] < today
+                and str(x.get(ns["date"], "")).strip()]
+        if past:
+            return True, f"{ns['field']} dated {past} are before {today}: part of it has already started"
+        return False, f"no {ns['field']} dated before {today}"
+    return None, "no check"
+
+
+def _record_rule_criteria(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """UV per policy record rule of this tool: the call's values against the record a lookup returned.
+
+    UV because the issue's UV covers values the policy does not license ("a payment method not in the
+    profile"); a rule is only checked when the record for the call's key is in the history.
+    """
+    out = []
+    args = turn.state_after
+    for i, rule in enumerate(spec.policy.record_rules):
+        if rule["tool"] != spec.tool:
+            continue
+        rec = find_record(ctx, rule["record"], rule["key"], args.get(rule["key"], ""))
+        if rec is None:
+            continue
+        violated, why = check_record_rule(rule, args, rec, spec.policy.now, tuple(ctx.user_texts))
+        check = next(c for c in ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits",
+                                 "not_started") if c in rule)
+        out.append(Criterion(cid("UV", f"record_rule:{i}"), FailureClass.UV,
+                             {"slot": f"record_rule:{check}", "value": "", "value_type": "text", "tool_step": True,
+                              "rule": "record_rule", "check": check, "violated": violated, "why": why,
+                              "cite": str(rule.get("cite", "")), "record": rule["record"]},
+                             "tool", None, f"{spec.tool} breaks the policy rule '{check}' on the "
+                                           f"{rule['record']} record: {why}"))
+    return out
+
+
+def _must_ask(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """UV for an argument the policy says the agent must ask about ("should ask if the user wants ...") when
+    no earlier reply of the agent and no user message raised it: its value then comes from neither."""
+    out = []
+    for key, words in spec.policy.must_ask.items():
+        tool, _, arg = key.partition(".")
+        if tool != spec.tool or arg not in turn.state_after:
+            continue
+        raised = next((w for w in words for t in ctx.agent_texts + ctx.user_texts if _phrase_in(w, t)), None)
+        out.append(Criterion(cid("UV", f"must_ask:{arg}"), FailureClass.UV,
+                             {"slot": arg, "value": turn.state_after[arg], "value_type": "text", "tool_step": True,
+                              "rule": "must_ask", "raised": raised, "words": list(words)},
+                             "user", None, f"the policy says the agent must ask about {arg}; nobody raised it "
+                                           "before the call"))
     return out
 
 
@@ -505,6 +728,9 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
         if c.args["done"]:
             return _v(Decision.FALSE, f"{c.args['value']} was carried out", "agent")
         return _abstain(Stage.S1, "the request was not carried out; whether it was declined needs the text (S2)")
+    if rule == "one_call_per_message":
+        bad, why = one_call_decision(c.args)
+        return _v(Decision.TRUE if bad else Decision.FALSE, why, "agent")
     if c.type == FailureClass.WNF and rule == "prerequisite":
         if c.args["missing"]:
             return _v(Decision.TRUE, f"prerequisite call(s) {c.args['missing']} have not run", "agent")
@@ -512,6 +738,15 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
     if c.type == FailureClass.UV:
         if rule == "unknown_argument":
             return _v(Decision.TRUE, f"{c.args['slot']} is not a parameter of the tool", "state")
+        if rule == "must_ask":
+            if c.args["raised"]:
+                return _v(Decision.FALSE, f"{c.args['slot']} was raised before the call ({c.args['raised']!r})", "agent")
+            return _v(Decision.TRUE, f"the policy says to ask about {c.args['slot']}, and no reply or user message "
+                                     f"before the call mentions {c.args['words']}", "agent")
+        if rule == "record_rule":
+            if c.args["violated"] is None:
+                return _abstain(Stage.S1, c.args["why"])
+            return _v(Decision.TRUE if c.args["violated"] else Decision.FALSE, c.args["why"], "tool")
         if rule == "rejected":
             return _v(Decision.TRUE, f"the tool answered with an error: {c.args.get('output', '')[:120]}", "tool")
         return _uv_s1(c, turn, spec)
@@ -578,11 +813,23 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
         if str(a["call_value"]).lower() == str(a["value"]).lower():
             return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")
         return _decide(-MARGIN_IUV, tau, f"the user said {a['sentence']!r}; the call has {a['call_value']!r}", "user")
+    if a.get("rule") == "one_call_per_message":  # structural: the same answer as S1 (leave-one-out configs)
+        bad, why = one_call_decision(a)
+        return _decide(-1.0 if bad else 1.0, tau, why, "agent")
+    if c.type == FailureClass.WNF and a.get("rule") == "prerequisite":
+        return _decide(-1.0 if a["missing"] else 1.0, tau, f"prerequisites missing: {a['missing']}" if a["missing"]
+                       else f"prerequisites {a['prerequisites']} ran before", "agent")
     if c.type == FailureClass.WNF:
         if a.get("open_before"):
             return _decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",
                            "agent")
         return _decide(MARGIN_WNF_REPLY, tau, f"{a['slot']} is next in the policy's order", "agent")
+    if a.get("rule") == "must_ask":
+        return _decide(1.0 if a["raised"] else -1.0, tau, f"{a['slot']} raised before: {a['raised']!r}", "agent")
+    if a.get("rule") == "record_rule":
+        if a["violated"] is None:
+            return _decide(0.0, tau, a["why"])
+        return _decide(-1.0 if a["violated"] else 1.0, tau, a["why"], "tool")
     if c.type == FailureClass.UV:
         return _uv_s2(c, turn, spec, tau)
     return _decide(0.0, tau, "no S2 rule")

@@ -21,6 +21,54 @@ request_words: {place_order: [order, buy]}   # how a user asks for a write; a re
                                              #  the end of the dialogue is a dropped user request (IUV)
 handoff: [transfer_to_human]        # a request may end in a hand-off to a human instead
 max_items: 5                        # array slots are generated for indices 0..max_items-1
+one_call_per_message: true          # a message may hold one tool call and no reply with it (default false:
+                                    #  parallel calls and a reply beside a call are normal in OpenAI transcripts)
+now: "2024-05-15T15:00:00"          # the policy's current time (for within_hours)
+record_rules:                       # rules on a write checked against the record a lookup returned; the
+  - tool: add_bags                  #  record is the latest output of `record` whose `key` equals the call's
+    record: get_order               #  `key` argument; without one the rule is not checked
+    key: order_id
+    not_below: {bags: bags}         # call argument >= record field (e.g. bags can be added, not removed)
+  - tool: edit_people
+    record: get_order
+    key: order_id
+    same_count: {people: people}    # as many items in the call's array as in the record's
+  - tool: cancel_order
+    record: get_order
+    key: order_id
+    allowed_if_any:                 # the write is allowed only if one condition holds on the record;
+      - {field: created_at, within_hours: 24}       # `unsure: true`: the condition holding leaves the
+      - {field: tier, in: [gold]}                   #  verdict open (the rest of it is not checkable)
+      - {field: insured, in: ["yes"], unsure: true}
+      - {user_says: [store cancelled], unsure: true}  # a user's claim the log cannot verify
+  - tool: change_items
+    record: get_order
+    key: order_id
+    frozen: {arg: items, by: [item_id], when: {kind: [final_sale]}}   # the array may not change when the
+                                                                      #  record's field holds one of the values
+  - tool: place_order
+    record: get_user
+    key: user_id
+    allowance:                      # charged == max(0, total - len(items) * table[record field][argument])
+      charged: paid_boxes
+      total: boxes
+      items: people
+      per_item: {record_field: tier, arg: speed, table: {regular: {standard: 0, express: 1}, gold: {standard: 1,
+                                                                                               express: 2}}}
+  - tool: place_order
+    record: get_user
+    key: user_id
+    kind_limits:                    # at most max[kind] items of each kind; kind read in the record at the path
+      arg: payments
+      id: payment_id
+      kind: "payment_methods.{id}.source"
+      max: {gift_card: 3, credit_card: 1}
+  - tool: cancel_order
+    record: get_order
+    key: order_id
+    not_started: {field: legs, date: date}   # no item of the record's list dated before `now`
+must_ask:                           # argument -> words: an earlier agent reply (or the user) must have raised it
+  place_order.insurance: [insurance]
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -31,6 +79,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -59,6 +108,10 @@ class ToolPolicy:
     request_words: dict[str, list[str]] = field(default_factory=dict)  # tool -> how a user asks for it
     handoff: list[str] = field(default_factory=list)  # tools that hand the user to a human (a request may end there)
     max_items: int = DEFAULT_MAX_ITEMS
+    one_call_per_message: bool = False  # the policy forbids parallel calls and a reply in the same message as a call
+    now: Optional[str] = None  # the policy's current time (ISO), for record rules with within_hours
+    record_rules: list[dict[str, Any]] = field(default_factory=list)  # checks of a write against a looked-up record
+    must_ask: dict[str, list[str]] = field(default_factory=dict)  # tool.argument -> words the agent must have asked with
     source: str = ""
 
     def prerequisites(self, tool: str) -> list[str]:
@@ -88,7 +141,10 @@ class ToolPolicy:
                 "grounding": {k: list(v) for k, v in self.grounding.items()},
                 "free_text": list(self.free_text),
                 "request_words": {k: list(v) for k, v in self.request_words.items()},
-                "handoff": list(self.handoff), "max_items": self.max_items}
+                "handoff": list(self.handoff), "max_items": self.max_items,
+                "one_call_per_message": self.one_call_per_message, "now": self.now,
+                "record_rules": [dict(r) for r in self.record_rules],
+                "must_ask": {k: list(v) for k, v in self.must_ask.items()}}
 
 
 @dataclass
@@ -230,11 +286,91 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
     mi = raw.get("max_items", DEFAULT_MAX_ITEMS)
     if not isinstance(mi, int) or mi < 1:
         raise _err("'max_items' must be a positive integer", file, "max_items")
+    now = raw.get("now")
+    if now is not None:
+        try:
+            datetime.fromisoformat(str(now))
+        except ValueError:
+            raise _err(f"'now' must be an ISO date-time, got {now!r}", file, "now") from None
+        now = str(now)
+    rules = _record_rules(raw.get("record_rules") or [], file)
+    if now is None and any("not_started" in r or any(c.get("within_hours") is not None
+                                                     for c in r.get("allowed_if_any", [])) for r in rules):
+        raise _err("a record rule uses within_hours or not_started but the policy has no 'now'", file, "now")
+    ocpm = raw.get("one_call_per_message", False)
+    if not isinstance(ocpm, bool):
+        raise _err("'one_call_per_message' must be true or false", file, "one_call_per_message")
     return ToolPolicy(service=str(raw.get("service") or service or "tools"), consequential=lst("consequential"),
                       requires_called=mapping("requires_called"), exempt=lst("exempt"),
                       ask_order=[[str(s) for s in g] for g in order], field_words=mapping("field_words"),
                       grounding=mapping("grounding"), free_text=lst("free_text"),
-                      request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi, source=file)
+                      request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi,
+                      one_call_per_message=ocpm, now=now, record_rules=rules,
+                      must_ask=mapping("must_ask"), source=file)
+
+
+RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits", "not_started")
+
+
+def _record_rules(raw: Any, file: str) -> list[dict[str, Any]]:
+    """Validate ``record_rules`` (format in the module docstring)."""
+    if not isinstance(raw, list):
+        raise _err("'record_rules' must be a list of rules", file, "record_rules")
+    out = []
+    for i, r in enumerate(raw):
+        fld = f"record_rules[{i}]"
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) and r.get(k) for k in ("tool", "record", "key")):
+            raise _err("a record rule needs 'tool', 'record' and 'key' names", file, fld)
+        checks = [c for c in RECORD_CHECKS if c in r]
+        if len(checks) != 1:
+            raise _err(f"a record rule needs exactly one of {', '.join(RECORD_CHECKS)}", file, fld)
+        c = checks[0]
+        v = r[c]
+        if c in ("not_below", "same_count"):
+            if not isinstance(v, dict) or not v or not all(isinstance(k, str) and isinstance(x, str)
+                                                          for k, x in v.items()):
+                raise _err(f"'{c}' must map call arguments to record fields", file, f"{fld}.{c}")
+        elif c == "allowed_if_any":
+            if not isinstance(v, list) or not v:
+                raise _err("'allowed_if_any' must be a non-empty list of conditions", file, f"{fld}.{c}")
+            for k, cond in enumerate(v):
+                ok = isinstance(cond, dict) and (
+                    (isinstance(cond.get("user_says"), list) and cond.get("unsure") is True) or
+                    (isinstance(cond.get("field"), str) and
+                     isinstance(cond.get("within_hours"), (int, float)) != isinstance(cond.get("in"), list)))
+                if not ok:
+                    raise _err("a condition needs 'field' and one of 'within_hours' (number) or 'in' (list), or "
+                               "'user_says' (list of phrases) with 'unsure: true'", file, f"{fld}.{c}[{k}]")
+        elif c == "allowance":
+            pi = v.get("per_item") if isinstance(v, dict) else None
+            ok = isinstance(v, dict) and all(isinstance(v.get(k), str) for k in ("charged", "total", "items")) and \
+                isinstance(pi, dict) and isinstance(pi.get("record_field"), str) and isinstance(pi.get("arg"), str) \
+                and isinstance(pi.get("table"), dict) and all(
+                    isinstance(row, dict) and all(isinstance(n, int) for n in row.values())
+                    for row in pi["table"].values())
+            if not ok:
+                raise _err("'allowance' needs 'charged', 'total', 'items' (argument names) and 'per_item' with "
+                           "'record_field', 'arg' and 'table' (record value -> argument value -> count)", file,
+                           f"{fld}.{c}")
+        elif c == "not_started":
+            if not (isinstance(v, dict) and isinstance(v.get("field"), str) and isinstance(v.get("date"), str)):
+                raise _err("'not_started' needs 'field' (a list in the record) and 'date' (its items' date key)", file,
+                           f"{fld}.{c}")
+        elif c == "kind_limits":
+            ok = isinstance(v, dict) and all(isinstance(v.get(k), str) for k in ("arg", "id", "kind")) and \
+                "{id}" in v["kind"] and isinstance(v.get("max"), dict) and \
+                all(isinstance(n, int) for n in v["max"].values())
+            if not ok:
+                raise _err("'kind_limits' needs 'arg' (array), 'id' (item key), 'kind' (record path with {id}) and "
+                           "'max' (kind -> count)", file, f"{fld}.{c}")
+        else:  # frozen
+            ok = isinstance(v, dict) and isinstance(v.get("arg"), str) and isinstance(v.get("by"), list) and \
+                isinstance(v.get("when"), dict) and all(isinstance(x, list) for x in v["when"].values())
+            if not ok:
+                raise _err("'frozen' needs 'arg', 'by' (list of item keys) and 'when' (field -> list of values)", file,
+                           f"{fld}.{c}")
+        out.append(dict(r))
+    return out
 
 
 def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy] = None, *,
@@ -246,6 +382,8 @@ def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy
     names = {fn["name"] for fn in fns}
     for fld, listed in (("consequential", policy.consequential), ("exempt", policy.exempt),
                         ("request_words", list(policy.request_words)), ("handoff", policy.handoff),
+                        ("record_rules", [t for r in policy.record_rules for t in (r["tool"], r["record"])]),
+                        ("must_ask", [k.split(".")[0] for k in policy.must_ask]),
                         ("requires_called", [t for k, v in policy.requires_called.items()
                                              for alt in ([k] if k != ALL_TOOLS else []) + v
                                              for t in alt.split("|")])):

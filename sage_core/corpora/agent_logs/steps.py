@@ -11,7 +11,8 @@ An agent step is each assistant message to the user and each tool call
   s_t = the call's arguments flattened to paths (``passengers[0].first_name``),
   so Delta_t is exactly this call's arguments; a reply commits nothing (empty pair);
 - ``meta["step"]`` says what the step is (kind, tool, call id, message index,
-  the tool's answer and whether it is an error); ``meta["reference"]`` (tau-bench:
+  the tool's answer and whether it is an error; ``position``, ``calls_in_message`` and ``with_reply``
+  say what else the same assistant message did: other calls, a reply to the user); ``meta["reference"]`` (tau-bench:
   reward, gold actions, instruction) is reference data for benchmarks only.
 
 Arguments the tool schema does not define cannot be slots; they are listed in
@@ -128,7 +129,8 @@ def conversation_steps(conv: Conversation, registry: WorkflowRegistry) -> list[T
             continue
         # assistant
         if m.content.strip():
-            add("reply", m.content, f"{service}:{REPLY_INTENT}", {}, {"message_index": m.index})
+            add("reply", m.content, f"{service}:{REPLY_INTENT}", {}, {"message_index": m.index,
+                                                                       "calls_in_message": len(m.tool_calls)})
             history.append(Utterance("agent", m.content))
         for call in m.tool_calls:
             wid = f"{service}:{call.name}"
@@ -141,7 +143,8 @@ def conversation_steps(conv: Conversation, registry: WorkflowRegistry) -> list[T
             unknown = sorted(k for k in flat if k not in spec.slots)
             add("tool_call", render_call(call), wid, state,
                 {"message_index": m.index, "tool": call.name, "call_id": call.id, "position": call.position,
-                 "parallel": len(m.tool_calls) > 1, "result": call.result, "is_error": call.is_error,
+                 "parallel": len(m.tool_calls) > 1, "calls_in_message": len(m.tool_calls),
+                 "with_reply": bool(m.content.strip()), "result": call.result, "is_error": call.is_error,
                  "unknown_args": unknown})
             history.append(Utterance("agent", f"[call] {render_call(call)}"))
     if not turns:
