@@ -15,6 +15,17 @@ over corpora; inside a corpus, half of its quota over the failure classes
 taken whole (pi = 1) and the rest goes to the other strata of the same corpus.
 Strata given no quota are recorded with pi = 0: estimates then describe the
 sampled strata only (the design records this).
+
+Blind by construction: by default at most ONE turn per dialogue is drawn
+(``max_per_dialogue=1``). A later turn of a dialogue shows the original reply
+and state of an earlier injected turn in its history, so two turns of one
+dialogue can give gold away (``audit.blinding``). ``max_per_dialogue=k`` allows
+up to k turns per dialogue but still never draws an exposing combination;
+``None`` is the old unconstrained draw (kept to measure the leak). Under the
+rule, strata are filled rarest first, each by walking a seeded permutation and
+skipping turns whose dialogue is full or would expose; pi is still recorded as
+n_h / N_h, which ignores the dialogue rule (an approximation the design records
+as ``dialogue_rule``, with any shortfall per stratum).
 """
 from __future__ import annotations
 
@@ -24,6 +35,8 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from sage_core import Turn
+
+from .blinding import consistent_with
 
 CLEAN = "clean"
 
@@ -114,12 +127,16 @@ def allocate_equal(sizes: Mapping[str, int], total: int) -> dict[str, int]:
 def stratified_sample(turns: Sequence[Turn], quotas: Mapping[str, int] | int,
                       key: Callable[[Turn], str] = gold_stratum, seed: int = 0,
                       by_corpus: bool = False, corpus: Callable[[Turn], str] = corpus_of,
-                      design: Optional[dict] = None) -> Sample:
+                      design: Optional[dict] = None, max_per_dialogue: Optional[int] = 1) -> Sample:
     """Draw ``quotas[stratum]`` turns per stratum (an int = the same quota for every stratum).
 
     With ``by_corpus`` the strata are ``corpus/key``. A quota above the stratum
     size takes the whole stratum. The result is reproducible for a given seed.
+    ``max_per_dialogue`` (default 1; None = no limit, the old draw): at most that
+    many turns of one dialogue, never two that expose an injection (module doc).
     """
+    if max_per_dialogue is not None and int(max_per_dialogue) < 1:
+        raise ValueError(f"max_per_dialogue must be at least 1 (or None), got {max_per_dialogue}")
     groups: dict[str, list[Turn]] = {}
     seen: set[str] = set()
     for t in turns:
@@ -133,16 +150,43 @@ def stratified_sample(turns: Sequence[Turn], quotas: Mapping[str, int] | int,
     rng = np.random.default_rng(seed)
     picked: list[SampledTurn] = []
     strata: list[Stratum] = []
-    for name in sorted(groups):
-        pop = groups[name]
-        n = max(0, min(int(q.get(name, 0)), len(pop)))
-        pi = n / len(pop)
-        strata.append(Stratum(name, len(pop), n, pi))
-        if n:
-            idx = np.sort(rng.choice(len(pop), size=n, replace=False))
-            picked += [SampledTurn(pop[i], name, pi, corpus(pop[i])) for i in idx]
+    shortfall: dict[str, int] = {}
+    if max_per_dialogue is None:
+        for name in sorted(groups):
+            pop = groups[name]
+            n = max(0, min(int(q.get(name, 0)), len(pop)))
+            pi = n / len(pop)
+            strata.append(Stratum(name, len(pop), n, pi))
+            if n:
+                idx = np.sort(rng.choice(len(pop), size=n, replace=False))
+                picked += [SampledTurn(pop[i], name, pi, corpus(pop[i])) for i in idx]
+    else:
+        taken: dict[str, list[Turn]] = {}  # dialogue -> turns drawn so far
+        for name in sorted(groups, key=lambda k: (len(groups[k]), k)):  # rarest stratum first
+            pop = groups[name]
+            want = max(0, min(int(q.get(name, 0)), len(pop)))
+            got: list[int] = []
+            if want:
+                for i in rng.permutation(len(pop)):
+                    t = pop[int(i)]
+                    mine = taken.get(t.dialogue_id, [])
+                    if len(mine) >= max_per_dialogue or not consistent_with(t, mine):
+                        continue
+                    taken.setdefault(t.dialogue_id, []).append(t)
+                    got.append(int(i))
+                    if len(got) == want:
+                        break
+            if len(got) < want:
+                shortfall[name] = want - len(got)
+            pi = len(got) / len(pop)
+            strata.append(Stratum(name, len(pop), len(got), pi))
+            picked += [SampledTurn(pop[i], name, pi, corpus(pop[i])) for i in sorted(got)]
+        strata.sort(key=lambda x: x.name)
     order = rng.permutation(len(picked))  # queue order: strata interleaved, annotators stay blind
     d = dict(design or {})
+    d["dialogue_rule"] = ({"max_per_dialogue": None} if max_per_dialogue is None else
+                          {"max_per_dialogue": int(max_per_dialogue), "no_exposing_pairs": True,
+                           "shortfall": shortfall, "inclusion_prob": "n_h / N_h (ignores the dialogue rule)"})
     d.update({"kind": d.get("kind", "stratified"), "seed": seed, "by_corpus": by_corpus,
               "quotas": {k: int(v) for k, v in sorted(q.items())},
               "unsampled_strata": sorted(s.name for s in strata if s.sampled == 0),
@@ -152,7 +196,7 @@ def stratified_sample(turns: Sequence[Turn], quotas: Mapping[str, int] | int,
 
 def paper_protocol(turns: Sequence[Turn], n: int = 200, seed: int = 0,
                    key: Callable[[Turn], str] = gold_stratum, failure_share: float = 0.5,
-                   corpus: Callable[[Turn], str] = corpus_of) -> Sample:
+                   corpus: Callable[[Turn], str] = corpus_of, max_per_dialogue: Optional[int] = 1) -> Sample:
     """The n=200 audit: equal per-corpus quotas; per corpus half failures (equal per class), half clean."""
     by_corpus: dict[str, dict[str, int]] = {}
     for t in turns:
@@ -171,7 +215,8 @@ def paper_protocol(turns: Sequence[Turn], n: int = 200, seed: int = 0,
         for k, v in {**allocate_equal(fail, n_fail), **allocate_equal(clean, n_clean)}.items():
             quotas[f"{c}/{k}"] = v
     return stratified_sample(turns, quotas, key=key, seed=seed, by_corpus=True, corpus=corpus,
-                             design={"kind": "paper_protocol", "n": n, "failure_share": failure_share})
+                             design={"kind": "paper_protocol", "n": n, "failure_share": failure_share},
+                             max_per_dialogue=max_per_dialogue)
 
 
 __all__ = ["Stratum", "SampledTurn", "Sample", "CLEAN", "corpus_of", "gold_stratum", "labels_stratum",

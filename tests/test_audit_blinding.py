@@ -1,0 +1,99 @@
+"""Blind by construction: the same-dialogue leak on the old sampling, gone with the default rule."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from audit import blinding, sampling
+from sage_core import build_slice, load_corpus
+from sage_core.data.types import Gold, Turn, Utterance
+
+DEMO, SCHEMA = "data/demo/demo_slice.jsonl", "data/demo/schema.json"
+
+
+@pytest.fixture(scope="module")
+def demo_slices():
+    import os
+    os.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    turns, reg = load_corpus("slice", DEMO, SCHEMA)
+    out = {}
+    for mode in ("template", "natural"):
+        out[mode], _ = build_slice(turns, reg, n=40, rate=0.5, cap_per_intent=40, cap_files_per_service=40,
+                                   seed=0, injection=mode)
+    return out
+
+
+def _two_turn_dialogue() -> tuple[Turn, Turn]:
+    """t1 injected (WNF: the reply was rewritten; UV-like state edit on 'time'), t2 the original continuation."""
+    t1 = Turn("d:1", "d", "S_1:I", [], "a table for two", "Injected reply?", {}, {"time": "9:00"},
+              gold=Gold("failure", "UV"),
+              meta={"injected": "UV", "original_agent": "What time?",
+                    "mutation": {"slot": "time", "value": "9:00", "replaced": None}})
+    t2 = Turn("d:2", "d", "S_1:I", [Utterance("user", "a table for two"), Utterance("agent", "What time?")],
+              "at 7 pm", "Booked.", {}, {"time": "19:00"}, gold=Gold("acceptable"))
+    return t1, t2
+
+
+def test_exposes_hand_case_reply_and_state():
+    t1, t2 = _two_turn_dialogue()
+    found = blinding.exposes(t1, t2)
+    assert {e.what for e in found} == {"reply", "state"}  # history shows "What time?"; s_1 lacks 'time'
+    assert all(e.injected == "d:1" and e.shown_in == "d:2" for e in found)
+    assert blinding.exposes(t2, t1) == []  # t2 is not injected, and t1 comes earlier
+    assert blinding.exposed_turns([t1, t2]) == {"d:1"}
+    assert blinding.exposures([t1]) == [] and blinding.exposures([t2]) == []
+    assert not blinding.consistent_with(t2, [t1]) and not blinding.consistent_with(t1, [t2])
+    # the later turn with the injected reply and state in its history exposes nothing
+    t2b = Turn("d:2", "d", "S_1:I", [Utterance("user", "a table for two"), Utterance("agent", "Injected reply?")],
+               "ok", "Booked.", {"time": "9:00"}, {"time": "9:00"})
+    assert blinding.exposes(t1, t2b) == []
+
+
+def test_old_sampling_leaks_and_the_default_does_not(demo_slices):
+    sl = demo_slices["template"]
+    # the old draw: every turn of every dialogue may be audited together
+    old = sampling.stratified_sample(sl, 100, seed=0, max_per_dialogue=None)
+    old_turns = [x.turn for x in old.turns]
+    leaks = blinding.exposures(old_turns)
+    assert len({e.injected for e in leaks}) >= 5  # several injected turns can be read off their dialogue
+    assert {e.what for e in leaks} == {"reply", "state"}
+    for e in leaks:  # each leak is real: the later turn's history / state shows the pre-injection original
+        inj = next(t for t in old_turns if t.turn_id == e.injected)
+        later = next(t for t in old_turns if t.turn_id == e.shown_in)
+        if e.what == "reply":
+            assert inj.meta["original_agent"] in [u.text for u in later.history if u.speaker == "agent"]
+            assert inj.agent not in [u.text for u in later.history]
+    # the default: one turn per dialogue, nothing exposed
+    for seed in range(5):
+        new = sampling.stratified_sample(sl, 100, seed=seed)
+        per_dialogue = Counter(x.turn.dialogue_id for x in new.turns)
+        assert max(per_dialogue.values()) == 1
+        assert blinding.exposures([x.turn for x in new.turns]) == []
+        assert new.design["dialogue_rule"]["max_per_dialogue"] == 1
+    # more per dialogue when asked, still never an exposing combination
+    more = sampling.stratified_sample(sl, 100, seed=0, max_per_dialogue=3)
+    assert max(Counter(x.turn.dialogue_id for x in more.turns).values()) > 1
+    assert blinding.exposures([x.turn for x in more.turns]) == []
+
+
+def test_paper_protocol_default_is_one_turn_per_dialogue(demo_slices):
+    s = sampling.paper_protocol(demo_slices["natural"], n=12, seed=2)
+    assert max(Counter(x.turn.dialogue_id for x in s.turns).values()) == 1
+    assert blinding.exposures([x.turn for x in s.turns]) == []
+    for st in s.strata:  # pi stays n_h / N_h
+        assert st.inclusion_prob == pytest.approx(st.sampled / st.population)
+    with pytest.raises(ValueError):
+        sampling.stratified_sample(demo_slices["natural"], 2, max_per_dialogue=0)
+
+
+def test_injection_mode_and_templated_replies(demo_slices):
+    tmpl, nat = demo_slices["template"], demo_slices["natural"]
+    assert blinding.injection_modes(tmpl) == Counter({"template": 20})
+    assert blinding.injection_modes(nat) == Counter({"natural": 20})
+    assert blinding.templated_reply_turns(nat) == []
+    templ = blinding.templated_reply_turns(tmpl)
+    assert templ and all(blinding.injected_class(t) in ("WNF", "PC") for t in tmpl if t.turn_id in templ)
+    assert {t.turn_id for t in tmpl if blinding.injected_class(t) in ("WNF", "PC")} == set(templ)
+    rep = blinding.blinding_report(tmpl)
+    assert rep["injection_modes"] == {"template": 20} and rep["templated_replies"] == templ
