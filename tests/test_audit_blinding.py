@@ -97,3 +97,23 @@ def test_injection_mode_and_templated_replies(demo_slices):
     assert {t.turn_id for t in tmpl if blinding.injected_class(t) in ("WNF", "PC")} == set(templ)
     rep = blinding.blinding_report(tmpl)
     assert rep["injection_modes"] == {"template": 20} and rep["templated_replies"] == templ
+
+
+def test_readme_sgd_slice_paper_audit_leak_and_fix(shared_data):
+    """The issue's case: the README's SGD slice (template injection), the paper's n=200 audit, seed 0."""
+    from sage_core.science.slice_builder import load_turns
+    s = shared_data / "sgd" / "test"
+    turns, reg = load_turns("sgd", str(s), str(s / "schema.json"))
+    sl, _ = build_slice(turns, reg, n=280, rate=0.5, cap_per_intent=8, cap_files_per_service=12, seed=0,
+                        injection="template")
+    old = [x.turn for x in sampling.paper_protocol(sl, n=200, seed=0, max_per_dialogue=None).turns]
+    injected = [t for t in old if blinding.injected_class(t)]
+    assert len(old) == 200 and len(injected) == 100
+    assert len(blinding.exposed_turns(old)) >= 20  # the issue counted 27 of 100 on its slice version
+    assert len(blinding.templated_reply_turns(old)) == sum(blinding.injected_class(t) in ("WNF", "PC")
+                                                           for t in injected)
+    new = sampling.paper_protocol(sl, n=200, seed=0)
+    new_turns = [x.turn for x in new.turns]
+    assert blinding.exposures(new_turns) == []
+    assert len({t.dialogue_id for t in new_turns}) == len(new_turns)
+    assert sum(1 for t in new_turns if blinding.injected_class(t)) >= 90  # failures keep their quota

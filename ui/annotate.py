@@ -68,6 +68,9 @@ def _create() -> None:
                                     STRATA[s.get("aud_by", next(iter(STRATA)))], design,
                                     s.get("aud_per_dialogue", 1))
         s["aud_created"] = f"Created audit '{info.name}' with {info.n_turns} turns."
+        s["aud_created"] += (f" Blinding check: {info.design.get('exposures', 0)} turns expose another's "
+                             "injection" + (f"; {info.design['templated_replies']} templated replies"
+                                            if info.design.get("templated_replies") else "") + ".")
         short = (info.design.get("dialogue_rule") or {}).get("shortfall") or {}
         if short:
             s["aud_created"] += (" The one-turn-per-dialogue rule left some strata short: "
