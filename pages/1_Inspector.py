@@ -10,6 +10,7 @@ import json
 
 import streamlit as st
 
+from audit.guidelines import md_escape
 from sage_core import ROUTING_STAGES, TurnLabel, get_settings
 from ui import render, runs, table, tool_steps
 from ui.errors import guard
@@ -136,7 +137,8 @@ def _injection_record(t) -> None:
     if not meta:
         return
     injected = meta.get("injected")
-    title = (f"Injection record: {injected}" if injected and injected != "none" else "Turn metadata (meta)")
+    title = (f"Injection record: {md_escape(injected)}" if injected and injected != "none"
+             else "Turn metadata (meta)")
     with st.expander(title, expanded=bool(injected and injected != "none")):
         if "original_agent" in meta and meta["original_agent"] != t.agent:
             st.markdown(render.utterance_box("original agent reply (before injection)",

@@ -16,6 +16,7 @@ import streamlit as st
 
 from audit import consensus as cons
 from audit import exports
+from audit.guidelines import md_escape
 from db import adjudicate, adjudications, audit_turns
 from ui import annotate, guidelines, render
 from ui.audits import audits_or_stop
@@ -59,7 +60,7 @@ def _import_section() -> None:
         if up is not None and st.button("Import bundle", key="adj_bundle_go"):
             info = exports.import_audit_bundle(up.getvalue().decode("utf-8", errors="replace"),
                                                name=new_name.strip() or None)
-            st.success(f"Imported audit '{info.name}' ({info.n_turns} turns) with its labels and history.")
+            st.success(f"Imported audit '{md_escape(info.name)}' ({info.n_turns} turns) with its labels and history.")
 
 
 def _sheet_section(audit: str) -> None:
@@ -68,7 +69,7 @@ def _sheet_section(audit: str) -> None:
         up = st.file_uploader("Annotation sheet (CSV)", type=["csv"], key="adj_sheet")
         if up is not None and who.strip() and st.button("Import labels", key="adj_sheet_go"):
             n = exports.import_sheet_csv(audit, who.strip(), up.getvalue().decode("utf-8", errors="replace"))
-            st.success(f"Imported {n} labels for {who.strip()}.")
+            st.success(f"Imported {n} labels for {md_escape(who.strip())}.")
 
 
 with guard():
@@ -93,7 +94,7 @@ with guard():
     st.caption(f"{consensus.n_pairs} turns with two or more labels · {len(dis)} disagreements · "
                f"{len(consensus.adjudicated)} resolved")
     if "adj_done" in st.session_state:
-        st.success(f"Resolved {st.session_state.pop('adj_done')}.")
+        st.success(f"Resolved {md_escape(st.session_state.pop('adj_done'))}.")
     if not dis:
         st.info("No disagreement to resolve.")
         st.stop()
@@ -122,8 +123,9 @@ with guard():
                     unsafe_allow_html=True)
     prev = res.get(tid)
     if prev is not None:
-        st.caption(f"Resolved by {prev.lead} as {prev.category} ({prev.created_at:%Y-%m-%d %H:%M} UTC): "
-                   f"{prev.reason}. A new resolution replaces it; the history keeps both.")
+        st.caption(f"Resolved by {md_escape(prev.lead)} as {md_escape(prev.category)} "
+                   f"({prev.created_at:%Y-%m-%d %H:%M} UTC): {md_escape(prev.reason)}. "
+                   "A new resolution replaces it; the history keeps both.")
     lk, ck, rk = f"adj_label::{tid}", f"adj_class::{tid}", f"adj_reason::{tid}"
     if lk not in st.session_state and prev is not None:
         st.session_state[lk], st.session_state[ck] = prev.label, prev.failure_class or "(none)"
