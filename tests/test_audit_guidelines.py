@@ -105,3 +105,22 @@ def test_annotation_page_shows_guidelines_and_context_without_gold(db_url, demo)
     assert "Required slots" in md and "Legal next fields" in md
     for leak in ("gold", "injected", "original_agent", "acceptable (", "stratum"):
         assert leak not in md
+
+
+def test_lead_edits_guidelines_on_the_adjudication_page(db_url, demo):
+    turns, reg = demo
+    s = sampling.stratified_sample(turns, 1, seed=3)
+    assignment.create_audit_from_sample("g-edit", s, db=db_url, workflows=reg)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.switch_page("pages/6_Adjudication.py").run()
+    assert not at.exception and not at.error
+    box = at.text_area(key="gl_text::g-edit")
+    assert "IUV – ignored user value" in box.value  # starts from the generated text
+    at.text_input(key="adj_lead").set_value("lee").run()
+    at.text_area(key="gl_text::g-edit").set_value("## House rules\nWNF only if the slot is **filled**.").run()
+    at.button(key="gl_save::g-edit").click().run()
+    assert not at.exception and not at.error
+    g = db.get_guidelines("g-edit", db=db_url)
+    assert g.markdown.startswith("## House rules") and g.updated_by == "lee"
+    at.button(key="gl_reset::g-edit").click().run()
+    assert db.get_guidelines("g-edit", db=db_url).markdown == ""

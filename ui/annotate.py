@@ -80,10 +80,19 @@ def _create() -> None:
         s["aud_error"] = message(exc) if hasattr(exc, "detail") else f"Cannot create the audit: {exc}"
 
 
-def slice_blinding_notice(turns) -> None:
-    """Say whether the slice's failures were injected from templates (recognisable replies) or naturally."""
-    modes = blinding.injection_modes(turns)
-    templ = blinding.templated_reply_turns(turns)
+def slice_blinding_notice(turns, key: str = "") -> None:
+    """Say whether the slice's failures were injected from templates (recognisable replies) or naturally.
+
+    ``key`` (the slice's content hash) caches the scan in the session: the page reruns on every click.
+    """
+    cache = st.session_state.setdefault("_aud_blinding", {})
+    if key and key in cache:
+        modes, templ = cache[key]
+    else:
+        modes, templ = blinding.injection_modes(turns), blinding.templated_reply_turns(turns)
+        if key:
+            cache.clear()
+            cache[key] = (modes, templ)
     if templ:
         st.warning(f"This slice carries **{len(templ)} templated replies** (template injection: WNF and PC replies "
                    "written from fixed phrases an annotator can learn to recognise). Audit a slice built with "
@@ -106,7 +115,7 @@ def create_audit_section() -> None:
         c[0].text_input("Audit name", key="aud_name", placeholder="e.g. demo-audit-1")
         c[1].selectbox("Design", list(DESIGNS), key="aud_design")
         c[2].selectbox("Strata", list(STRATA), key="aud_by")
-        slice_blinding_notice(ls.turns)
+        slice_blinding_notice(ls.turns, ls.content_hash)
         c = st.columns([2, 1, 1])
         if DESIGNS[st.session_state.get("aud_design", next(iter(DESIGNS)))] == "paper":
             c[0].number_input("Turns in total", 1, 100_000, 200, key="aud_total")
