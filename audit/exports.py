@@ -315,12 +315,34 @@ def import_sheet_csv(audit: AuditRef, annotator: str, text: str, db: DB = None) 
     Rows without a label are left alone; cells are un-neutralised; an unknown turn or a
     bad label raises ``AuditError`` naming the row.
     """
+    rows = ((i, {unneutralise(k): unneutralise(v) for k, v in row.items() if k is not None})
+            for i, row in enumerate(csv.DictReader(io.StringIO(text)), start=2))
+    return _import_sheet_rows(audit, annotator, rows, db)
+
+
+def import_sheet_jsonl(audit: AuditRef, annotator: str, text: str, db: DB = None) -> int:
+    """The same for a filled JSONL annotation sheet (``annotation_sheet_jsonl``)."""
+    from db.repository import AuditError
+
+    def rows():
+        for i, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    r = json.loads(line)
+                except ValueError as exc:
+                    raise AuditError(f"sheet line {i} is not JSON: {exc}") from None
+                if not isinstance(r, dict):
+                    raise AuditError(f"sheet line {i} is not an object")
+                yield i, r
+    return _import_sheet_rows(audit, annotator, rows(), db)
+
+
+def _import_sheet_rows(audit: AuditRef, annotator: str, rows, db: DB) -> int:
     from db.repository import AuditError
 
     from .assignment import submit_label
     n = 0
-    for i, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
-        row = {unneutralise(k): unneutralise(v) for k, v in row.items() if k is not None}
+    for i, row in rows:
         label = (row.get("label") or "").strip()
         if not label:
             continue
@@ -328,11 +350,11 @@ def import_sheet_csv(audit: AuditRef, annotator: str, text: str, db: DB = None) 
             submit_label(audit, annotator, row.get("turn_id", ""), label, (row.get("failure_class") or "").strip()
                          or None, row.get("note") or "", db=db)
         except AuditError as exc:
-            raise AuditError(f"sheet row {i}: {exc}") from None
+            raise AuditError(f"sheet row {i}: {exc.args[0] if exc.args else exc}") from None
         n += 1
     return n
 
 
 __all__ = ["SHEET_COLUMNS", "HISTORY_COLUMNS", "FORMULA_PREFIXES", "neutralise", "unneutralise", "dataframe_csv",
            "annotation_sheet_csv", "annotation_sheet_jsonl", "results_csv", "results_jsonl", "history_csv",
-           "history_jsonl", "audit_bundle_jsonl", "import_audit_bundle", "import_sheet_csv"]
+           "history_jsonl", "audit_bundle_jsonl", "import_audit_bundle", "import_sheet_csv", "import_sheet_jsonl"]

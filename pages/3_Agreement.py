@@ -16,7 +16,7 @@ import streamlit as st
 from audit import consensus as cons
 from audit import evaluators as evaluators_mod
 from audit import exports
-from db import adjudications
+from db import adjudications, get_audit
 from ui import runs
 from ui.audits import audits_or_stop, upload_baselines
 from ui.errors import guard
@@ -51,6 +51,21 @@ def _report_row(rep) -> dict:
     return row
 
 
+def _design_caption(audit: str) -> None:
+    """How blind the audit is by construction (recorded when it was created)."""
+    d = get_audit(audit).design
+    rule = (d.get("dialogue_rule") or {}).get("max_per_dialogue", "no limit")
+    parts = [f"turns per dialogue: at most {rule}" if rule != "no limit" and rule is not None
+             else "turns per dialogue: no limit"]
+    if "exposures" in d:
+        parts.append(f"{d['exposures']} turns exposing another's injection at creation")
+    if d.get("injection_modes"):
+        parts.append("injection: " + ", ".join(f"{k} {v}" for k, v in sorted(d["injection_modes"].items())))
+    if d.get("templated_replies"):
+        parts.append(f"**{d['templated_replies']} templated replies** (recognisable: see the README)")
+    st.caption("Blinding by design · " + " · ".join(parts))
+
+
 with guard():
     names = [a.name for a in audits_or_stop("No audit yet: create one on the Blind annotation page.")]
     c1, c2, c3 = st.columns([2, 1, 1])
@@ -59,6 +74,7 @@ with guard():
                      format_func=lambda x: {"label": "binary label", "category": "label + class"}[x])
     n_boot = int(c3.number_input("Bootstrap resamples", 200, 20000, 2000, step=200, key="agr_boot"))
 
+    _design_caption(audit)
     labels = cons.load_audit_labels(audit)
     pairs = labels.pairs(level)
     st.caption(f"{len(labels.turns)} sampled turns · annotators: {', '.join(labels.annotators) or 'none yet'} · "

@@ -64,11 +64,12 @@ def _import_section() -> None:
 
 
 def _sheet_section(audit: str) -> None:
-    with st.expander("Import a filled annotation sheet (CSV) as one annotator's labels"):
+    with st.expander("Import a filled annotation sheet (CSV or JSONL) as one annotator's labels"):
         who = st.text_input("Annotator", key="adj_sheet_who")
-        up = st.file_uploader("Annotation sheet (CSV)", type=["csv"], key="adj_sheet")
+        up = st.file_uploader("Annotation sheet", type=["csv", "jsonl"], key="adj_sheet")
         if up is not None and who.strip() and st.button("Import labels", key="adj_sheet_go"):
-            n = exports.import_sheet_csv(audit, who.strip(), up.getvalue().decode("utf-8", errors="replace"))
+            read = exports.import_sheet_jsonl if up.name.lower().endswith(".jsonl") else exports.import_sheet_csv
+            n = read(audit, who.strip(), up.getvalue().decode("utf-8", errors="replace"))
             st.success(f"Imported {n} labels for {md_escape(who.strip())}.")
 
 

@@ -141,3 +141,15 @@ def test_filled_sheet_is_imported_as_one_annotators_labels(url):
     w.writerows(rows[2:3])
     with pytest.raises(db.AuditError, match="sheet row 2"):
         exports.import_sheet_csv("x1", "dora", buf.getvalue(), db=url)
+
+
+def test_filled_jsonl_sheet_is_imported(url):
+    _audit(url)
+    rows = [json.loads(line) for line in exports.annotation_sheet_jsonl("x1", db=url).splitlines()]
+    rows[0].update(label="failure", failure_class="UV", note="=raw text in JSONL")
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    assert exports.import_sheet_jsonl("x1", "eve", text, db=url) == 1
+    r = db.current_labels("x1", db=url)[rows[0]["turn_id"]]["eve"]
+    assert (r.label, r.failure_class, r.note) == ("failure", "UV", "=raw text in JSONL")
+    with pytest.raises(db.AuditError, match="line 1"):
+        exports.import_sheet_jsonl("x1", "eve", "not json\n", db=url)
