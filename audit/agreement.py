@@ -238,10 +238,12 @@ def fleiss_kappa_matrix(matrix, categories=None, m: Optional[int] = None) -> tup
     return fleiss_kappa(counts), len(keep), int(counts[0].sum())
 
 
-def pairwise_table(matrix, names: Sequence[str], categories=None) -> list[dict]:
+def pairwise_table(matrix, names: Sequence[str], categories=None, clusters: Optional[Sequence[Any]] = None,
+                   n_resamples: int = 2000, seed: int = 0, alpha: float = 0.05) -> list[dict]:
     """Cohen's kappa and raw agreement for every pair of raters, on the units both rated.
 
-    One row per pair (never pooled): ``{"a", "b", "n", "raw_agreement", "cohen_kappa"}``;
+    One row per pair (never pooled): ``{"a", "b", "n", "raw_agreement", "cohen_kappa"}``, plus
+    ``kappa_lo`` / ``kappa_hi`` (bootstrap over ``clusters``, one id per unit) when clusters are given;
     pairs with no common unit are listed with n = 0 and NaN statistics.
     """
     rows = [list(r) for r in matrix]
@@ -251,14 +253,19 @@ def pairwise_table(matrix, names: Sequence[str], categories=None) -> list[dict]:
     out = []
     for i in range(len(rows)):
         for j in range(i + 1, len(rows)):
-            both = [(x, y) for x, y in zip(rows[i], rows[j]) if not (_missing(x) or _missing(y))]
-            if both:
-                a, b = [x for x, _ in both], [y for _, y in both]
-                out.append({"a": names[i], "b": names[j], "n": len(both),
-                            "raw_agreement": raw_agreement(a, b, cats), "cohen_kappa": cohen_kappa(a, b, cats)})
-            else:
-                out.append({"a": names[i], "b": names[j], "n": 0, "raw_agreement": math.nan,
-                            "cohen_kappa": math.nan})
+            units = [u for u, (x, y) in enumerate(zip(rows[i], rows[j])) if not (_missing(x) or _missing(y))]
+            row = {"a": names[i], "b": names[j], "n": len(units), "raw_agreement": math.nan,
+                   "cohen_kappa": math.nan}
+            if clusters is not None:
+                row.update(kappa_lo=math.nan, kappa_hi=math.nan)
+            if units:
+                a, b = [rows[i][u] for u in units], [rows[j][u] for u in units]
+                row.update(raw_agreement=raw_agreement(a, b, cats), cohen_kappa=cohen_kappa(a, b, cats))
+                if clusters is not None:
+                    est = pair_statistic_ci("cohen_kappa", a, b, [clusters[u] for u in units], categories=cats,
+                                            n_resamples=n_resamples, seed=seed, alpha=alpha)
+                    row.update(kappa_lo=est.lo, kappa_hi=est.hi)
+            out.append(row)
     return out
 
 

@@ -191,10 +191,15 @@ def load_consensus(audit: AuditRef, level: str = "category", db: DB = None, adju
 
 
 # ---------------------------------------------------------- several raters
-def pairwise_agreement(labels: AuditLabels, level: str = "category") -> list[dict]:
-    """Cohen's kappa and raw agreement per annotator pair, on the turns both labelled (never pooled)."""
-    names, matrix, _ = labels.reliability_matrix(level)
-    return ag.pairwise_table(matrix, names)
+def pairwise_agreement(labels: AuditLabels, level: str = "category", n_resamples: Optional[int] = None,
+                       seed: int = 0) -> list[dict]:
+    """Cohen's kappa and raw agreement per annotator pair, on the turns both labelled (never pooled);
+    with ``n_resamples`` also a dialogue-bootstrap interval (``kappa_lo`` / ``kappa_hi``)."""
+    names, matrix, turns = labels.reliability_matrix(level)
+    if n_resamples is None:
+        return ag.pairwise_table(matrix, names)
+    return ag.pairwise_table(matrix, names, clusters=[t.dialogue_id for t in turns], n_resamples=n_resamples,
+                             seed=seed)
 
 
 def multi_rater_agreement(labels: AuditLabels, level: str = "category") -> dict:

@@ -85,7 +85,7 @@ with guard():
 
     st.subheader("Inter-annotator agreement")
     rep = cons.audit_agreement(labels, level=level, n_resamples=n_boot, seed=0)
-    pair_rows = cons.pairwise_agreement(labels, level)
+    pair_rows = cons.pairwise_agreement(labels, level, n_resamples=n_boot)
     many = len(labels.annotators) > 2
     # seats (first vs second label of a turn) pool every annotator pair once there are more than two
     # annotators: no Cohen's kappa on them then, only per pair
@@ -113,10 +113,11 @@ with guard():
                                        "turn (seats), whoever gave them." if many else ""))
     st.markdown("**Per annotator pair** (turns both annotators labelled)")
     st.dataframe(pd.DataFrame([{"annotator A": r["a"], "annotator B": r["b"], "turns": r["n"],
-                                "raw agreement": r["raw_agreement"], "Cohen's kappa": r["cohen_kappa"]}
+                                "raw agreement": r["raw_agreement"], "Cohen's kappa": r["cohen_kappa"],
+                                "95% CI low": r["kappa_lo"], "95% CI high": r["kappa_hi"]}
                                for r in pair_rows]), hide_index=True, key="agr_pairs",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("raw agreement", "Cohen's kappa")})
+                                for c in ("raw agreement", "Cohen's kappa", "95% CI low", "95% CI high")})
 
     consensus = cons.build_consensus(labels, level, adjudications(audit))  # the lead's resolutions included
     st.subheader(f"Disagreements ({len(consensus.disagreements)}; {len(consensus.adjudicated)} resolved by the "

@@ -81,3 +81,16 @@ def test_audit_with_three_raters_per_turn_reports_every_pair(sqlite_url):  # noq
     cons = cs.build_consensus(labels, "label")  # a turn is agreed only when all three agree
     assert set(cons.labels) == {"t0", "t2"} and {d.turn_id for d in cons.disagreements} == {"t1", "t3"}
     assert all(len(d.annotators) == 3 for d in cons.disagreements)
+
+
+def test_pairwise_interval_is_the_pair_bootstrap_on_common_units():
+    matrix = [R["r1"] + ["A", "B"], R["r2"] + [None, "B"], R["r3"] + ["A", None]]
+    clusters = ["d0", "d0", "d1", "d2", "d3", "d3"]
+    rows = {(r["a"], r["b"]): r for r in ag.pairwise_table(matrix, ["r1", "r2", "r3"], clusters=clusters,
+                                                          n_resamples=300, seed=1)}
+    r13 = rows[("r1", "r3")]
+    a, b = R["r1"] + ["A"], R["r3"] + ["A"]  # units 0-4: r3 missed unit 5
+    est = ag.pair_statistic_ci("cohen_kappa", a, b, clusters[:5], categories=["A", "B"], n_resamples=300, seed=1)
+    assert r13["n"] == 5 and r13["cohen_kappa"] == pytest.approx(cohen_kappa_score(a, b))
+    assert (r13["kappa_lo"], r13["kappa_hi"]) == pytest.approx((est.lo, est.hi))
+    assert r13["kappa_lo"] <= r13["cohen_kappa"] <= r13["kappa_hi"]
