@@ -117,3 +117,44 @@ def test_readme_sgd_slice_paper_audit_leak_and_fix(shared_data):
     assert blinding.exposures(new_turns) == []
     assert len({t.dialogue_id for t in new_turns}) == len(new_turns)
     assert sum(1 for t in new_turns if blinding.injected_class(t)) >= 90  # failures keep their quota
+
+
+def test_inclusion_probabilities_under_the_dialogue_rule(demo_slices):
+    import numpy as np
+    sl = demo_slices["template"]
+    a = sampling.stratified_sample(sl, 3, seed=4)
+    b = sampling.stratified_sample(sl, 3, seed=4)
+    assert [(x.turn.turn_id, x.inclusion_prob) for x in a.turns] == [(x.turn.turn_id, x.inclusion_prob)
+                                                                     for x in b.turns]
+    assert all(1 / 200 <= x.inclusion_prob <= 1 for x in a.turns)
+    assert "200 seeded draws" in a.design["dialogue_rule"]["inclusion_prob"]
+    # hand case: d0 holds the only IUV turn (always drawn first) and a clean turn, which the rule makes
+    # unreachable; the two other clean turns are then always drawn: pi = 1, not the nominal 2 / 3
+    hand = [Turn("f", "d0", "S_1:I", [], "u", "a", {}, {}, gold=Gold("failure", "IUV")),
+            Turn("c0", "d0", "S_1:I", [Utterance("user", "u"), Utterance("agent", "a")], "u", "a", {}, {},
+                 gold=Gold("acceptable")),
+            Turn("c1", "d1", "S_1:I", [], "u", "a", {}, {}, gold=Gold("acceptable")),
+            Turn("c2", "d2", "S_1:I", [], "u", "a", {}, {}, gold=Gold("acceptable"))]
+    h = sampling.stratified_sample(hand, {"IUV": 1, "clean": 3}, seed=0)
+    assert {x.turn.turn_id: x.inclusion_prob for x in h.turns} == {"f": 1.0, "c1": 1.0, "c2": 1.0}
+    assert next(st for st in h.strata if st.name == "clean").inclusion_prob == pytest.approx(2 / 3)
+    assert h.design["dialogue_rule"]["unreachable_turns"] == 1 and h.design["dialogue_rule"]["shortfall"] == \
+        {"clean": 1}
+    # a turn-level share the rule distorts: clean turns whose dialogue holds an injected turn (they lose
+    # their dialogue to the rarer failure stratum). Per-turn pi removes much of the naive n_h/N_h bias.
+    inj = {t.dialogue_id for t in sl if blinding.injected_class(t)}
+    truth = np.mean([t.dialogue_id in inj and not blinding.injected_class(t) for t in sl])
+    est, naive = [], []
+    for seed in range(30):
+        s = sampling.stratified_sample(sl, 3, seed=seed)
+        nominal = {st.name: st.inclusion_prob for st in s.strata}
+        y = np.array([x.turn.dialogue_id in inj and not blinding.injected_class(x.turn) for x in s.turns], float)
+        est.append((y / np.array([x.inclusion_prob for x in s.turns])).sum() / len(sl))
+        naive.append((y / np.array([nominal[x.stratum] for x in s.turns])).sum() / len(sl))
+    assert abs(np.mean(est) - truth) < abs(np.mean(naive) - truth)
+    # where the rule cannot bind (one turn per dialogue), pi is exactly n_h / N_h
+    single = [t for t in sl if t.turn_id.endswith("-t1")]
+    s = sampling.stratified_sample(single, 2, seed=0)
+    assert all(x.inclusion_prob == next(st.inclusion_prob for st in s.strata if st.name == x.stratum)
+               for x in s.turns)
+    assert s.design["dialogue_rule"]["unreachable_turns"] == 0
