@@ -24,6 +24,7 @@ PAGES = [
     st.Page("pages/4_Risk_coverage.py", title="Risk-coverage", icon=":material/show_chart:",
             url_path="Risk_coverage"),
     st.Page("pages/5_Dialogues.py", title="Dialogues", icon=":material/forum:", url_path="Dialogues"),
+    st.Page("pages/6_Adjudication.py", title="Adjudication", icon=":material/gavel:", url_path="Adjudication"),
 ]
 
 if annotation_only():

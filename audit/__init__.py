@@ -4,9 +4,11 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
 
     from audit import sampling, assignment, consensus, evaluators, agreement, dialogue_view, exports
 
-    # 1. design and store an audit (seeded, strata + inclusion probabilities kept)
+    # 1. design and store an audit (seeded, strata + inclusion probabilities kept; one turn per dialogue)
     sample = sampling.paper_protocol(turns, n=200, seed=0)        # or stratified_sample(turns, quotas, key=...)
-    info = assignment.create_audit_from_sample("sgd-audit-1", sample, db=url)
+    blinding.exposures([x.turn for x in sample.turns])            # [] : no turn shows another's original
+    info = assignment.create_audit_from_sample("sgd-audit-1", sample, db=url, workflows=registry)
+    guidelines.guidelines_text(md, specs) / guidelines.context_for(specs, payload)  # what annotators read
 
     # 2. annotate (annotator = sign-in name; created on first use: db.sign_in(name))
     item = assignment.next_turn_for(info.id, "alice", db=url)     # QueueItem or None; own draft first
@@ -26,7 +28,11 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
                                   audit_labels=labels)            # EvaluatorReport per evaluator
     evaluators.sage_vs_best_baseline(cons, sage_labels, baselines) # sage_core.science.statistics.PairedResult
     dialogue_view.audit_dialogue_view(labels, evaluators_dict)    # first failing turn per source
+    db.adjudicate(info.id, turn_id, "failure", "UV", "reason", lead="lee")  # own table; consensus uses it
+    labels, cons = consensus.load_consensus(info.id)              # resolutions included
+    consensus.pairwise_agreement(labels) / multi_rater_agreement(labels)  # Cohen per pair; Fleiss, alpha
     exports.annotation_sheet_csv(info.id) / results_csv(info.id, evaluators=...) / history_csv(info.id)
+    exports.*_jsonl(...) / audit_bundle_jsonl(info.id) -> import_audit_bundle(text, db=other_url)
 
 Nothing here imports streamlit; there is no delete API (labels are append-only).
 """
@@ -34,10 +40,12 @@ from . import (  # noqa: F401
                          agreement,
                          analysis,
                          assignment,
+                         blinding,
                          consensus,
                          dialogue_view,
                          evaluators,
                          exports,
+                         guidelines,
                          sampling,
                          weights,
 )

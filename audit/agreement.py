@@ -17,6 +17,11 @@ Inputs ``a``, ``b`` are equal-length sequences of category labels (any
 hashable; ``None``/NaN = missing; pairs with a missing side are dropped for
 the two-rater coefficients). ``krippendorff_alpha`` takes a raters x units
 reliability matrix (Krippendorff's orientation) with ``None``/NaN for missing.
+
+More than two raters: ``pairwise_table`` gives Cohen's kappa for every pair of
+raters on the units both labelled (never one kappa pooled over pairs), and
+``fleiss_kappa`` / ``fleiss_kappa_matrix`` and ``krippendorff_alpha`` give the
+multi-rater coefficients.
 """
 from __future__ import annotations
 
@@ -177,6 +182,93 @@ def krippendorff_alpha(matrix, categories=None, weights=None) -> float:
     return float(_alpha_from_coincidences((w @ C).reshape(q, q)))
 
 
+# ------------------------------------------------------------------ Fleiss
+def fleiss_kappa(counts) -> float:
+    """Fleiss' kappa from an items x categories table of rating counts (every row sums to the same m >= 2).
+
+    P_i = (sum_j n_ij^2 - m) / (m (m - 1)), P = mean P_i, p_j = sum_i n_ij / (N m),
+    P_e = sum_j p_j^2, kappa = (P - P_e) / (1 - P_e) (Fleiss 1971). NaN when P_e = 1.
+    """
+    n = np.asarray(counts, dtype=float)
+    if n.ndim != 2 or n.shape[0] == 0:
+        raise ValueError("give an items x categories table with at least one item")
+    m = n.sum(axis=1)
+    if not np.allclose(m, m[0]) or m[0] < 2:
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings on every item")
+    m = m[0]
+    p_i = ((n ** 2).sum(axis=1) - m) / (m * (m - 1))
+    p_j = n.sum(axis=0) / n.sum()
+    pe = float((p_j ** 2).sum())
+    if math.isclose(pe, 1.0):
+        return math.nan
+    return float((p_i.mean() - pe) / (1 - pe))
+
+
+def rating_counts(matrix, categories=None, m: Optional[int] = None) -> tuple[np.ndarray, list, list[int]]:
+    """From a raters x units matrix (None = missing): the units x categories count table of the units
+    with exactly ``m`` ratings (default: the most common number >= 2), the categories and the unit indexes."""
+    rows = [list(r) for r in matrix]
+    if not rows:
+        raise ValueError("the reliability matrix is empty")
+    cats = _categories([v for r in rows for v in r], categories)
+    idx = {c: i for i, c in enumerate(cats)}
+    n_units = len(rows[0])
+    counts = np.zeros((n_units, len(cats)))
+    for r in rows:
+        if len(r) != n_units:
+            raise ValueError("every rater row must have one entry per unit")
+        for u, v in enumerate(r):
+            if not _missing(v):
+                counts[u, idx[v]] += 1
+    k = counts.sum(axis=1).astype(int)
+    if m is None:
+        vals, freq = np.unique(k[k >= 2], return_counts=True)
+        if not len(vals):
+            return np.zeros((0, len(cats))), cats, []
+        m = int(vals[np.lexsort((-vals, -freq))][0])  # most common; ties -> more ratings
+    keep = [int(u) for u in np.nonzero(k == m)[0]]
+    return counts[keep], cats, keep
+
+
+def fleiss_kappa_matrix(matrix, categories=None, m: Optional[int] = None) -> tuple[float, int, int]:
+    """Fleiss' kappa on the units of a raters x units matrix rated exactly ``m`` times: (kappa, units, m)."""
+    counts, _, keep = rating_counts(matrix, categories, m)
+    if not keep:
+        return math.nan, 0, int(m or 0)
+    return fleiss_kappa(counts), len(keep), int(counts[0].sum())
+
+
+def pairwise_table(matrix, names: Sequence[str], categories=None, clusters: Optional[Sequence[Any]] = None,
+                   n_resamples: int = 2000, seed: int = 0, alpha: float = 0.05) -> list[dict]:
+    """Cohen's kappa and raw agreement for every pair of raters, on the units both rated.
+
+    One row per pair (never pooled): ``{"a", "b", "n", "raw_agreement", "cohen_kappa"}``, plus
+    ``kappa_lo`` / ``kappa_hi`` (bootstrap over ``clusters``, one id per unit) when clusters are given;
+    pairs with no common unit are listed with n = 0 and NaN statistics.
+    """
+    rows = [list(r) for r in matrix]
+    if len(rows) != len(names):
+        raise ValueError("one name per rater row")
+    cats = _categories([v for r in rows for v in r], categories)
+    out = []
+    for i in range(len(rows)):
+        for j in range(i + 1, len(rows)):
+            units = [u for u, (x, y) in enumerate(zip(rows[i], rows[j])) if not (_missing(x) or _missing(y))]
+            row = {"a": names[i], "b": names[j], "n": len(units), "raw_agreement": math.nan,
+                   "cohen_kappa": math.nan}
+            if clusters is not None:
+                row.update(kappa_lo=math.nan, kappa_hi=math.nan)
+            if units:
+                a, b = [rows[i][u] for u in units], [rows[j][u] for u in units]
+                row.update(raw_agreement=raw_agreement(a, b, cats), cohen_kappa=cohen_kappa(a, b, cats))
+                if clusters is not None:
+                    est = pair_statistic_ci("cohen_kappa", a, b, [clusters[u] for u in units], categories=cats,
+                                            n_resamples=n_resamples, seed=seed, alpha=alpha)
+                    row.update(kappa_lo=est.lo, kappa_hi=est.hi)
+            out.append(row)
+    return out
+
+
 # -------------------------------------------------------------- bootstrap
 def cluster_resample_weights(clusters: Sequence[Any], n_resamples: int = 10_000, seed: int = 0
                              ) -> np.ndarray:
@@ -275,6 +367,7 @@ def agreement_report(a, b, clusters, categories=None, weights=None, n_resamples:
 
 
 __all__ = ["STATISTICS", "Estimate", "confusion_table", "raw_agreement", "cohen_kappa", "pabak",
-           "gwet_ac1", "krippendorff_alpha", "cluster_resample_weights", "pair_statistic_ci",
+           "gwet_ac1", "krippendorff_alpha", "fleiss_kappa", "rating_counts", "fleiss_kappa_matrix",
+           "pairwise_table", "cluster_resample_weights", "pair_statistic_ci",
            "raw_agreement_ci", "cohen_kappa_ci", "pabak_ci", "gwet_ac1_ci", "krippendorff_alpha_ci",
            "agreement_report"]

@@ -34,8 +34,7 @@ def analyse_audit(audit: AuditRef, evaluators: Optional[Mapping[str, Any]] = Non
     """Analyse an audit. ``evaluators``: name -> labels dict or EvaluatorVerdicts; ``sage``: which
     of them is SAGE (the paired bootstrap compares it with the best of the others)."""
     evaluators = dict(evaluators or {})
-    labels = cs.load_audit_labels(audit, db=db)
-    cons = cs.build_consensus(labels, level)
+    labels, cons = cs.load_consensus(audit, level, db=db)  # the lead's resolutions included
     agreement = (cs.audit_agreement(labels, level, n_resamples=n_resamples, seed=seed)
                  if cons.n_pairs else None)
     reports = (ev.compare_evaluators(cons, evaluators, exclude_class=exclude_class, audit_labels=labels,

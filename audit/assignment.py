@@ -90,9 +90,15 @@ def turn_index(turn) -> int:
 
 
 def create_audit_from_sample(name: str, sample, db: DB = None, labels_per_turn: int = 2,
-                             abandon_after_s: int = 1800):
-    """Store an ``audit.sampling.Sample`` as a new audit (strata, pi, blind payloads, seats)."""
+                             abandon_after_s: int = 1800, workflows=None, guidelines: str = ""):
+    """Store an ``audit.sampling.Sample`` as a new audit (strata, pi, blind payloads, seats).
+
+    ``workflows``: the slice's ``WorkflowRegistry``; the specs of the sampled turns' workflows
+    are stored with the audit for the annotators' guidelines panel (``audit.guidelines``).
+    """
     from db.repository import StratumInfo, create_audit
+
+    from .guidelines import workflows_for
     turns = [dict(turn_id=st.turn.turn_id, dialogue_id=st.turn.dialogue_id, turn_index=turn_index(st.turn),
                   position=i, corpus=st.corpus, stratum=st.stratum, inclusion_prob=st.inclusion_prob,
                   payload=blind_payload(st.turn),
@@ -100,8 +106,10 @@ def create_audit_from_sample(name: str, sample, db: DB = None, labels_per_turn: 
                   gold_class=st.turn.gold.failure_class if st.turn.gold else None)
              for i, st in enumerate(sample.turns)]
     strata = [StratumInfo(x.name, x.population, x.sampled, x.inclusion_prob) for x in sample.strata]
+    specs = workflows_for(workflows, (st.turn.workflow for st in sample.turns)) if workflows is not None else None
     return create_audit(name, turns, strata, seed=sample.seed, design=sample.design,
-                        labels_per_turn=labels_per_turn, abandon_after_s=abandon_after_s, db=db)
+                        labels_per_turn=labels_per_turn, abandon_after_s=abandon_after_s,
+                        workflows=specs, guidelines=guidelines, db=db)
 
 
 def _audit_turn(s: Session, audit_id: int, turn_id: str) -> AuditTurn:

@@ -5,6 +5,12 @@ disagreements are listed (for adjudication and the paper's appendix) and
 dropped from every evaluator comparison, so an evaluator is only scored where
 the humans themselves are sure.
 
+Disagreements the lead resolved (``db.adjudicate``, stored apart from the raw
+labels) join the consensus set with the lead's label when ``build_consensus``
+is given the adjudications (``load_consensus`` does it); agreement statistics
+always use the raw labels. With more than two raters per turn a turn is agreed
+when all its raters agree.
+
 ``level`` chooses what "the same label" means: ``"category"`` (acceptable or
 the failure class; a failure without class is the category 'failure') or
 ``"label"`` (binary failure / acceptable). Rater 1 / rater 2 of a turn are its
@@ -108,9 +114,9 @@ def load_audit_labels(audit: AuditRef, db: DB = None) -> AuditLabels:
 class Disagreement:
     turn_id: str
     dialogue_id: str
-    annotators: tuple[str, str]
-    values: tuple[Optional[str], Optional[str]]
-    notes: tuple[str, str] = ("", "")
+    annotators: tuple[str, ...]  # two, or more when a turn has more seats
+    values: tuple[Optional[str], ...]
+    notes: tuple[str, ...] = ("", "")
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,13 @@ class Consensus:
     n_pairs: int
     weights: dict[str, float] = field(default_factory=dict)  # turn_id -> 1/pi for consensus turns
     clusters: dict[str, str] = field(default_factory=dict)  # turn_id -> dialogue_id
+    adjudicated: dict[str, str] = field(default_factory=dict)  # turn_id -> the lead's value (also in labels)
+    reasons: dict[str, str] = field(default_factory=dict)  # turn_id -> the lead's reason
+
+    @property
+    def unresolved(self) -> list[Disagreement]:
+        """Disagreements the lead has not resolved yet (dropped from evaluator comparisons)."""
+        return [d for d in self.disagreements if d.turn_id not in self.adjudicated]
 
     @property
     def binary(self) -> dict[str, int]:
@@ -131,24 +144,80 @@ class Consensus:
 
     @property
     def agreement_rate(self) -> float:
-        return len(self.labels) / self.n_pairs if self.n_pairs else float("nan")
+        """Share of doubly-labelled turns the raters agree on (adjudicated turns do not count)."""
+        return (len(self.labels) - len(self.adjudicated)) / self.n_pairs if self.n_pairs else float("nan")
 
 
-def build_consensus(labels: AuditLabels, level: str = "category") -> Consensus:
-    """Consensus set and disagreement list from an audit's paired labels."""
-    p = labels.pairs(level)
+def build_consensus(labels: AuditLabels, level: str = "category", adjudications: Optional[dict] = None
+                    ) -> Consensus:
+    """Consensus set and disagreement list from an audit's labels (all raters of a turn must agree).
+
+    ``adjudications``: turn_id -> record with ``label``, ``failure_class`` and ``reason``
+    (``db.adjudications``); a resolved disagreement enters the consensus with the lead's value.
+    """
     agreed: dict[str, str] = {}
     weights: dict[str, float] = {}
     clusters: dict[str, str] = {}
     dis: list[Disagreement] = []
-    for tid, a, b, dlg, w, who in zip(p["turn_ids"], p["a"], p["b"], p["clusters"], p["weights"],
-                                      p["annotators"]):
-        if a == b:
-            agreed[tid], weights[tid], clusters[tid] = a, w, dlg
-        else:
-            notes = tuple(labels.by_annotator[n][tid].note for n in who)
-            dis.append(Disagreement(tid, dlg, who, (a, b), notes))
-    return Consensus(level, agreed, dis, len(p["turn_ids"]), weights, clusters)
+    adj: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    n_pairs = 0
+    for t in labels.turns:
+        who = labels.raters.get(t.turn_id, [])
+        if len(who) < 2:
+            continue
+        n_pairs += 1
+        tid = t.turn_id
+        vals = tuple(labels.value(n, tid, level) for n in who)
+        if len(set(vals)) == 1:
+            agreed[tid], weights[tid], clusters[tid] = vals[0], t.weight, t.dialogue_id
+            continue
+        notes = tuple(labels.by_annotator[n][tid].note for n in who)
+        dis.append(Disagreement(tid, t.dialogue_id, tuple(who), vals, notes))
+        r = (adjudications or {}).get(tid)
+        if r is not None:
+            agreed[tid] = adj[tid] = level_value(r.label, r.failure_class, level)
+            weights[tid], clusters[tid] = t.weight, t.dialogue_id
+            reasons[tid] = getattr(r, "reason", "")
+    return Consensus(level, agreed, dis, n_pairs, weights, clusters, adj, reasons)
+
+
+def load_consensus(audit: AuditRef, level: str = "category", db: DB = None, adjudicated: bool = True
+                   ) -> tuple[AuditLabels, Consensus]:
+    """Labels and consensus of an audit, the lead's resolutions included unless ``adjudicated=False``."""
+    from db.repository import adjudications
+    labels = load_audit_labels(audit, db=db)
+    return labels, build_consensus(labels, level, adjudications(audit, db=db) if adjudicated else None)
+
+
+# ---------------------------------------------------------- several raters
+def pairwise_agreement(labels: AuditLabels, level: str = "category", n_resamples: Optional[int] = None,
+                       seed: int = 0) -> list[dict]:
+    """Cohen's kappa and raw agreement per annotator pair, on the turns both labelled (never pooled);
+    with ``n_resamples`` also a dialogue-bootstrap interval (``kappa_lo`` / ``kappa_hi``)."""
+    names, matrix, turns = labels.reliability_matrix(level)
+    if n_resamples is None:
+        return ag.pairwise_table(matrix, names)
+    return ag.pairwise_table(matrix, names, clusters=[t.dialogue_id for t in turns], n_resamples=n_resamples,
+                             seed=seed)
+
+
+def multi_rater_agreement(labels: AuditLabels, level: str = "category") -> dict:
+    """Fleiss' kappa (turns with the usual number of labels) and Krippendorff's alpha (all turns).
+
+    ``{"raters": k, "fleiss_kappa": float, "fleiss_units": n, "fleiss_ratings": m,
+    "krippendorff_alpha": float, "alpha_units": pairable turns}``.
+    """
+    names, matrix, _ = labels.reliability_matrix(level)
+    out = {"raters": len(names), "fleiss_kappa": float("nan"), "fleiss_units": 0, "fleiss_ratings": 0,
+           "krippendorff_alpha": float("nan"), "alpha_units": 0}
+    if len(names) < 2 or not matrix or not matrix[0]:
+        return out
+    out["fleiss_kappa"], out["fleiss_units"], out["fleiss_ratings"] = ag.fleiss_kappa_matrix(matrix)
+    out["krippendorff_alpha"] = ag.krippendorff_alpha(matrix)
+    out["alpha_units"] = sum(1 for u in range(len(matrix[0]))
+                             if sum(row[u] is not None for row in matrix) >= 2)
+    return out
 
 
 def consensus_from_dicts(a: dict[str, str], b: dict[str, str], clusters: Optional[dict[str, str]] = None,
@@ -229,5 +298,5 @@ def human_vs_gold_kappa(labels: AuditLabels, level: str = "category") -> dict[st
 
 
 __all__ = ["LEVELS", "level_value", "is_failure", "AuditLabels", "load_audit_labels", "Disagreement",
-           "Consensus", "build_consensus", "consensus_from_dicts", "audit_agreement", "human_vs_gold",
+           "Consensus", "build_consensus", "load_consensus", "pairwise_agreement", "multi_rater_agreement", "consensus_from_dicts", "audit_agreement", "human_vs_gold",
            "human_vs_gold_kappa"]

@@ -15,6 +15,20 @@ over corpora; inside a corpus, half of its quota over the failure classes
 taken whole (pi = 1) and the rest goes to the other strata of the same corpus.
 Strata given no quota are recorded with pi = 0: estimates then describe the
 sampled strata only (the design records this).
+
+Blind by construction: by default at most ONE turn per dialogue is drawn
+(``max_per_dialogue=1``). A later turn of a dialogue shows the original reply
+and state of an earlier injected turn in its history, so two turns of one
+dialogue can give gold away (``audit.blinding``). ``max_per_dialogue=k`` allows
+up to k turns per dialogue but still never draws an exposing combination;
+``None`` is the old unconstrained draw (kept to measure the leak). Under the
+rule, strata are filled rarest first, each by walking a seeded permutation and
+skipping turns whose dialogue is full or would expose. The rule changes who can
+be drawn (a clean turn sharing its dialogue with a rare failure is drawn less
+often), so n_h / N_h is no longer a turn's inclusion probability: when the rule
+can bind, each drawn turn's pi is estimated as the share of ``pi_draws`` seeded
+draws (default 200, this one included) that contain it; strata keep the
+nominal n_h / N_h and the design records ``dialogue_rule`` (with any shortfall).
 """
 from __future__ import annotations
 
@@ -24,6 +38,8 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from sage_core import Turn
+
+from .blinding import consistent_with, exposures
 
 CLEAN = "clean"
 
@@ -111,15 +127,59 @@ def allocate_equal(sizes: Mapping[str, int], total: int) -> dict[str, int]:
     return alloc
 
 
+def _constrained_draw(groups: Mapping[str, list[Turn]], q: Mapping[str, int], rng, k: int
+                      ) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """One draw under the dialogue rule: stratum -> picked indexes, stratum -> shortfall."""
+    taken: dict[str, list[Turn]] = {}  # dialogue -> turns drawn so far
+    picks: dict[str, list[int]] = {}
+    short: dict[str, int] = {}
+    for name in sorted(groups, key=lambda g: (len(groups[g]), g)):  # rarest stratum first
+        pop = groups[name]
+        want = max(0, min(int(q.get(name, 0)), len(pop)))
+        got: list[int] = []
+        if want:
+            for i in rng.permutation(len(pop)):
+                t = pop[int(i)]
+                mine = taken.get(t.dialogue_id, [])
+                if len(mine) >= k or not consistent_with(t, mine):
+                    continue
+                taken.setdefault(t.dialogue_id, []).append(t)
+                got.append(int(i))
+                if len(got) == want:
+                    break
+        if len(got) < want:
+            short[name] = want - len(got)
+        picks[name] = sorted(got)
+    return picks, short
+
+
+def _rule_binds(turns: Sequence[Turn], k: int) -> bool:
+    """Can the dialogue rule change a draw? (a dialogue with more than k turns, or an exposing pair)."""
+    per: dict[str, int] = {}
+    for t in turns:
+        per[t.dialogue_id] = per.get(t.dialogue_id, 0) + 1
+    if any(v > k for v in per.values()):
+        return True
+    return k > 1 and bool(exposures(t for t in turns if per[t.dialogue_id] > 1))
+
+
 def stratified_sample(turns: Sequence[Turn], quotas: Mapping[str, int] | int,
                       key: Callable[[Turn], str] = gold_stratum, seed: int = 0,
                       by_corpus: bool = False, corpus: Callable[[Turn], str] = corpus_of,
-                      design: Optional[dict] = None) -> Sample:
+                      design: Optional[dict] = None, max_per_dialogue: Optional[int] = 1,
+                      pi_draws: int = 200) -> Sample:
     """Draw ``quotas[stratum]`` turns per stratum (an int = the same quota for every stratum).
 
     With ``by_corpus`` the strata are ``corpus/key``. A quota above the stratum
     size takes the whole stratum. The result is reproducible for a given seed.
+    ``max_per_dialogue`` (default 1; None = no limit, the old draw): at most that
+    many turns of one dialogue, never two that expose an injection (module doc).
+    When the rule can change a draw, each drawn turn's inclusion probability is
+    the share of ``pi_draws`` seeded draws (this one included) that contain it;
+    strata keep the nominal n_h / N_h.
     """
+    if max_per_dialogue is not None and int(max_per_dialogue) < 1:
+        raise ValueError(f"max_per_dialogue must be at least 1 (or None), got {max_per_dialogue}")
     groups: dict[str, list[Turn]] = {}
     seen: set[str] = set()
     for t in turns:
@@ -133,16 +193,49 @@ def stratified_sample(turns: Sequence[Turn], quotas: Mapping[str, int] | int,
     rng = np.random.default_rng(seed)
     picked: list[SampledTurn] = []
     strata: list[Stratum] = []
-    for name in sorted(groups):
-        pop = groups[name]
-        n = max(0, min(int(q.get(name, 0)), len(pop)))
-        pi = n / len(pop)
-        strata.append(Stratum(name, len(pop), n, pi))
-        if n:
-            idx = np.sort(rng.choice(len(pop), size=n, replace=False))
-            picked += [SampledTurn(pop[i], name, pi, corpus(pop[i])) for i in idx]
+    shortfall: dict[str, int] = {}
+    pi_rule = ""
+    unreachable = 0
+    if max_per_dialogue is None:
+        for name in sorted(groups):
+            pop = groups[name]
+            n = max(0, min(int(q.get(name, 0)), len(pop)))
+            pi = n / len(pop)
+            strata.append(Stratum(name, len(pop), n, pi))
+            if n:
+                idx = np.sort(rng.choice(len(pop), size=n, replace=False))
+                picked += [SampledTurn(pop[i], name, pi, corpus(pop[i])) for i in idx]
+    else:
+        k = int(max_per_dialogue)
+        picks, shortfall = _constrained_draw(groups, q, rng, k)
+        per_turn: dict[str, float] = {}
+        if pi_draws > 1 and _rule_binds(turns, k):
+            counts: dict[str, int] = {}
+            draws = [picks] + [_constrained_draw(groups, q, np.random.default_rng([seed, r]), k)[0]
+                               for r in range(1, int(pi_draws))]
+            for dr in draws:
+                for name, idx in dr.items():
+                    for i in idx:
+                        tid = groups[name][i].turn_id
+                        counts[tid] = counts.get(tid, 0) + 1
+            per_turn = {tid: c / len(draws) for tid, c in counts.items()}
+            pi_rule = f"per turn: share of {len(draws)} seeded draws under the rule that contain it"
+            # turns of sampled strata no draw ever took: estimates describe the reachable turns only
+            unreachable = sum(1 for name, pop in groups.items() if q.get(name, 0) > 0
+                              for t in pop if t.turn_id not in counts)
+        else:
+            pi_rule = "n_h / N_h (the rule cannot change a draw here)"
+        for name in sorted(groups):
+            pop, idx = groups[name], picks.get(name, [])
+            pi = len(idx) / len(pop)
+            strata.append(Stratum(name, len(pop), len(idx), pi))
+            picked += [SampledTurn(pop[i], name, per_turn.get(pop[i].turn_id, pi), corpus(pop[i])) for i in idx]
     order = rng.permutation(len(picked))  # queue order: strata interleaved, annotators stay blind
     d = dict(design or {})
+    d["dialogue_rule"] = ({"max_per_dialogue": None} if max_per_dialogue is None else
+                          {"max_per_dialogue": int(max_per_dialogue), "no_exposing_pairs": True,
+                           "shortfall": shortfall, "inclusion_prob": pi_rule,
+                           "unreachable_turns": unreachable})
     d.update({"kind": d.get("kind", "stratified"), "seed": seed, "by_corpus": by_corpus,
               "quotas": {k: int(v) for k, v in sorted(q.items())},
               "unsampled_strata": sorted(s.name for s in strata if s.sampled == 0),
@@ -152,7 +245,8 @@ def stratified_sample(turns: Sequence[Turn], quotas: Mapping[str, int] | int,
 
 def paper_protocol(turns: Sequence[Turn], n: int = 200, seed: int = 0,
                    key: Callable[[Turn], str] = gold_stratum, failure_share: float = 0.5,
-                   corpus: Callable[[Turn], str] = corpus_of) -> Sample:
+                   corpus: Callable[[Turn], str] = corpus_of, max_per_dialogue: Optional[int] = 1,
+                   pi_draws: int = 200) -> Sample:
     """The n=200 audit: equal per-corpus quotas; per corpus half failures (equal per class), half clean."""
     by_corpus: dict[str, dict[str, int]] = {}
     for t in turns:
@@ -171,7 +265,8 @@ def paper_protocol(turns: Sequence[Turn], n: int = 200, seed: int = 0,
         for k, v in {**allocate_equal(fail, n_fail), **allocate_equal(clean, n_clean)}.items():
             quotas[f"{c}/{k}"] = v
     return stratified_sample(turns, quotas, key=key, seed=seed, by_corpus=True, corpus=corpus,
-                             design={"kind": "paper_protocol", "n": n, "failure_share": failure_share})
+                             design={"kind": "paper_protocol", "n": n, "failure_share": failure_share},
+                             max_per_dialogue=max_per_dialogue, pi_draws=pi_draws)
 
 
 __all__ = ["Stratum", "SampledTurn", "Sample", "CLEAN", "corpus_of", "gold_stratum", "labels_stratum",

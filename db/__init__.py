@@ -5,6 +5,8 @@ Public API (pages call these; nothing here imports streamlit):
     from db import get_engine, init_db, run_write, read_session     # db.session
     from db import sign_in, create_audit, list_audits, get_audit, list_annotators,
                    audit_strata, audit_turns, label_history, current_labels, count_events
+    from db import get_guidelines, save_guidelines                  # per-audit Markdown + workflow specs
+    from db import adjudicate, adjudications, adjudication_history  # lead's resolutions (own table)
     from db import AuditError, QuotaFullError                       # SageInputError subclasses
 
 Every function takes ``db=`` : an ``Engine``, a URL (``sqlite:///path.db`` or
@@ -14,8 +16,15 @@ Tables are created on first use. There is no delete API: labels are an
 append-only history (``db.models.LabelEvent``); the queue logic (seats,
 drafts, skips, progress) lives in ``audit.assignment``.
 """
-from .models import Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat  # noqa: F401
+from .models import Adjudication, Annotator, Audit, AuditGuidelines, AuditStratum, AuditTurn, LabelEvent, Seat  # noqa: F401
 from .repository import (  # noqa: F401
+                         AdjudicationRecord,
+                         GuidelinesInfo,
+                         adjudicate,
+                         adjudication_history,
+                         adjudications,
+                         get_guidelines,
+                         save_guidelines,
                          AnnotatorInfo,
                          AuditError,
                          AuditInfo,

@@ -128,5 +128,43 @@ class LabelEvent(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-__all__ = ["Annotator", "Audit", "AuditStratum", "AuditTurn", "Seat", "LabelEvent",
-           "LABELS", "CLASSES", "EVENT_KINDS", "utcnow"]
+class AuditGuidelines(SQLModel, table=True):
+    """What annotators of one audit read: the lead's Markdown and the workflow specs of its turns.
+
+    ``markdown`` empty = the guidelines generated from the specs (``audit.guidelines``).
+    ``workflows_json`` holds the specs (schema only: slots, required, order, outcome), stored at
+    creation so the annotation page needs no slice; it carries no gold, meta or verdict.
+    A table of its own (not columns of ``sage_audit``) so existing databases gain it by create_all.
+    """
+
+    __tablename__ = "sage_audit_guidelines"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    audit_id: int = Field(foreign_key="sage_audit.id", unique=True, index=True)
+    markdown: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    workflows_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
+    updated_at: datetime = Field(default_factory=utcnow)
+    updated_by: str = Field(default="", max_length=200)
+
+
+class Adjudication(SQLModel, table=True):
+    """The lead's resolution of a disagreement: append-only, the latest row per turn is the consensus.
+
+    Kept apart from ``LabelEvent`` so raw labels (and every agreement statistic on them)
+    never change when a disagreement is resolved.
+    """
+
+    __tablename__ = "sage_adjudication"
+    __table_args__ = (UniqueConstraint("audit_id", "turn_id", "seq"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    audit_id: int = Field(foreign_key="sage_audit.id", index=True)
+    turn_id: str = Field(max_length=300)
+    seq: int  # 1, 2, ... per (audit, turn)
+    label: str = Field(max_length=20)
+    failure_class: Optional[str] = None
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    lead: str = Field(max_length=200)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+__all__ = ["Annotator", "Audit", "AuditStratum", "AuditTurn", "Seat", "LabelEvent", "AuditGuidelines",
+           "Adjudication", "LABELS", "CLASSES", "EVENT_KINDS", "utcnow"]

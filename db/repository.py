@@ -17,7 +17,19 @@ from sqlmodel import Session, select
 
 from sage_core import SageInputError
 
-from .models import CLASSES, LABELS, Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat, utcnow
+from .models import (
+    CLASSES,
+    LABELS,
+    Adjudication,
+    Annotator,
+    Audit,
+    AuditGuidelines,
+    AuditStratum,
+    AuditTurn,
+    LabelEvent,
+    Seat,
+    utcnow,
+)
 from .session import DB, read_session, run_write
 
 AuditRef = Union[int, str]
@@ -189,8 +201,12 @@ def sign_in(name: str, db: DB = None) -> AnnotatorInfo:
 
 def create_audit(name: str, turns: Iterable[dict[str, Any]], strata: Iterable[StratumInfo], *,
                  seed: int = 0, design: Optional[dict] = None, labels_per_turn: int = 2,
-                 abandon_after_s: int = 1800, db: DB = None) -> AuditInfo:
+                 abandon_after_s: int = 1800, workflows: Optional[dict] = None,
+                 guidelines: str = "", db: DB = None) -> AuditInfo:
     """Store an audit: its strata, its sampled turns and two empty seats per turn.
+
+    ``workflows``: workflow id -> spec dict (``audit.guidelines.spec_to_dict``) for the
+    annotators' guidelines panel; ``guidelines``: the lead's Markdown ("" = generated).
 
     ``turns``: dicts with the ``AuditTurn`` fields (turn_id, dialogue_id, turn_index,
     position, corpus, stratum, inclusion_prob, payload (dict), gold_label, gold_class).
@@ -226,6 +242,9 @@ def create_audit(name: str, turns: Iterable[dict[str, Any]], strata: Iterable[St
                             gold_label=t.get("gold_label"), gold_class=t.get("gold_class")))
             for k in range(1, labels_per_turn + 1):
                 s.add(Seat(audit_id=a.id, turn_id=t["turn_id"], seat=k))
+        if workflows or guidelines:
+            s.add(AuditGuidelines(audit_id=a.id, markdown=guidelines or "",
+                                  workflows_json=json.dumps(workflows or {}, ensure_ascii=False, sort_keys=True)))
         s.flush()
         return AuditInfo(a.id, a.name, a.created_at, a.seed, a.labels_per_turn, len(turns),
                          design or {})
@@ -308,7 +327,114 @@ def count_events(audit: AuditRef, kind: str = "submit", db: DB = None) -> int:
             LabelEvent.audit_id == a.id, LabelEvent.kind == kind)).one()
 
 
-__all__ = ["AuditError", "QuotaFullError", "AnnotatorInfo", "AuditInfo", "StratumInfo",
+# ------------------------------------------------------------- guidelines
+@dataclass(frozen=True)
+class GuidelinesInfo:
+    markdown: str  # the lead's text; "" = use the guidelines generated from the specs
+    workflows: dict  # workflow id -> spec dict
+    updated_at: Optional[datetime]
+    updated_by: str
+
+
+def get_guidelines(audit: AuditRef, db: DB = None) -> GuidelinesInfo:
+    """The audit's guidelines row (empty when none was stored)."""
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        g = s.exec(select(AuditGuidelines).where(AuditGuidelines.audit_id == a.id)).first()
+        if g is None:
+            return GuidelinesInfo("", {}, None, "")
+        return GuidelinesInfo(g.markdown or "", json.loads(g.workflows_json or "{}"), g.updated_at,
+                              g.updated_by or "")
+
+
+MAX_GUIDELINES_CHARS = 100_000
+
+
+def save_guidelines(audit: AuditRef, markdown: str, *, by: str = "", workflows: Optional[dict] = None,
+                    db: DB = None) -> GuidelinesInfo:
+    """Set the lead's Markdown for the audit ("" restores the generated text); optionally the specs."""
+    markdown = markdown or ""
+    if len(markdown) > MAX_GUIDELINES_CHARS:
+        raise AuditError(f"guidelines are limited to {MAX_GUIDELINES_CHARS} characters", field="guidelines")
+
+    def _fn(s: Session) -> GuidelinesInfo:
+        a = resolve_audit(s, audit)
+        g = s.exec(select(AuditGuidelines).where(AuditGuidelines.audit_id == a.id)).first()
+        if g is None:
+            g = AuditGuidelines(audit_id=a.id)
+            s.add(g)
+        g.markdown = markdown
+        if workflows is not None:
+            g.workflows_json = json.dumps(workflows, ensure_ascii=False, sort_keys=True)
+        g.updated_at, g.updated_by = utcnow(), (by or "")[:200]
+        s.flush()
+        return GuidelinesInfo(g.markdown, json.loads(g.workflows_json or "{}"), g.updated_at, g.updated_by)
+    return run_write(db, _fn)
+
+
+# ------------------------------------------------------------ adjudication
+@dataclass(frozen=True)
+class AdjudicationRecord:
+    turn_id: str
+    seq: int
+    label: str
+    failure_class: Optional[str]
+    reason: str
+    lead: str
+    created_at: datetime
+
+    @property
+    def category(self) -> Optional[str]:
+        return category(self.label, self.failure_class)
+
+
+def adjudicate(audit: AuditRef, turn_id: str, label: str, failure_class: Optional[str], reason: str, *,
+               lead: str, db: DB = None) -> AdjudicationRecord:
+    """Record the lead's resolution of a turn (a new row; the latest one counts). A reason is required."""
+    label, failure_class = validate_label(label, failure_class)
+    reason = (reason or "").strip()
+    if not reason:
+        raise AuditError("give a reason for the resolution", field="reason")
+    if not (lead or "").strip():
+        raise AuditError("the resolution needs the lead's name", field="lead")
+
+    def _fn(s: Session) -> AdjudicationRecord:
+        a = resolve_audit(s, audit)
+        if s.exec(select(AuditTurn.id).where(AuditTurn.audit_id == a.id, AuditTurn.turn_id == turn_id)).first() \
+                is None:
+            raise AuditError(f"turn '{turn_id}' is not part of this audit", field="turn_id")
+        cur = s.exec(select(func.max(Adjudication.seq)).where(Adjudication.audit_id == a.id,
+                                                              Adjudication.turn_id == turn_id)).one()
+        row = Adjudication(audit_id=a.id, turn_id=turn_id, seq=(cur or 0) + 1, label=label,
+                           failure_class=failure_class, reason=reason, lead=lead.strip()[:200], created_at=utcnow())
+        s.add(row)
+        s.flush()
+        return _adj(row)
+    return run_write(db, _fn)
+
+
+def _adj(r: Adjudication) -> AdjudicationRecord:
+    return AdjudicationRecord(r.turn_id, r.seq, r.label, r.failure_class, r.reason, r.lead, r.created_at)
+
+
+def adjudication_history(audit: AuditRef, db: DB = None) -> list[AdjudicationRecord]:
+    """Every resolution, oldest first."""
+    with read_session(db) as s:
+        a = resolve_audit(s, audit)
+        return [_adj(r) for r in s.exec(select(Adjudication).where(Adjudication.audit_id == a.id)
+                                        .order_by(Adjudication.turn_id, Adjudication.seq)).all()]
+
+
+def adjudications(audit: AuditRef, db: DB = None) -> dict[str, AdjudicationRecord]:
+    """turn_id -> the latest resolution."""
+    out: dict[str, AdjudicationRecord] = {}
+    for r in adjudication_history(audit, db=db):
+        out[r.turn_id] = r
+    return out
+
+
+__all__ = ["GuidelinesInfo", "get_guidelines", "save_guidelines", "AdjudicationRecord", "adjudicate",
+           "adjudication_history", "adjudications", "AuditError", "QuotaFullError", "AnnotatorInfo", "AuditInfo", "StratumInfo",
            "AuditTurnInfo", "LabelRecord", "category", "validate_label", "sign_in", "create_audit",
            "list_audits", "get_audit", "list_annotators", "audit_strata", "audit_turns",
            "label_history", "current_labels", "count_events", "resolve_audit", "annotator_row",

@@ -10,7 +10,7 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
-from ui import loading, runs
+from ui import loading, runs, verdict_summary
 from ui.errors import guard
 from ui.session import current_slice, set_slice
 
@@ -104,6 +104,32 @@ def _run_section(ls) -> None:
             bar.progress(1.0, text=f"{res.label}: done in {res.seconds:.1f} s")
 
 
+def _no_gold_summary(run) -> None:
+    """Without gold: what the run flags, which classes, how much is undecided and why."""
+    s = verdict_summary.summary(run.verdicts)
+    st.markdown(f"**{run.key}** on a slice without gold labels (no precision or recall: what the run says)")
+    c = st.columns(3)
+    c[0].metric("Flag rate", f"{s['flag_rate']:.1%}", help=f"{s['labels'].get('failure', 0)} of {s['n']} turns "
+                "judged failure")
+    c[1].metric("Undecided", f"{s['undecided_share']:.1%}",
+                help="No criterion failed and at least one abstained: scored as acceptable at full coverage.")
+    c[2].metric("Acceptable", f"{s['acceptable_share']:.1%}")
+    c1, c2 = st.columns(2)
+    c1.markdown("**Failure classes** (flagged turns firing each class)")
+    if s["classes"]:
+        c1.dataframe(pd.DataFrame([{"class": k, "turns": v, "share of flagged": v / max(1, s['labels'].get('failure', 0))}
+                                   for k, v in sorted(s["classes"].items())]), hide_index=True, key="home_classes",
+                     column_config={"share of flagged": st.column_config.NumberColumn(format="percent")})
+    else:
+        c1.caption("No turn flagged.")
+    c2.markdown("**Why turns are undecided** (undecided turns with an abstained criterion for the reason)")
+    if s["reasons"]:
+        c2.dataframe(pd.DataFrame([{"reason": k, "turns": v} for k, v in s["reasons"].most_common()]),
+                     hide_index=True, key="home_reasons")
+    else:
+        c2.caption("No undecided turn.")
+
+
 def _results_section(ls) -> None:
     done = runs.runs_for(ls)
     if not done:
@@ -155,7 +181,7 @@ def _results_section(ls) -> None:
                                        for k, v in m["stage_shares"].items()]), hide_index=True,
                          column_config={"share of criteria": st.column_config.NumberColumn(format="%.1f %%")})
     else:
-        st.caption("This slice has no gold labels: no headline metrics.")
+        _no_gold_summary(focus)
     st.markdown("**All runs on this slice**")
     st.dataframe(pd.DataFrame(rows), hide_index=True,
                  column_config={k: st.column_config.NumberColumn(format="%.3f")

@@ -1,6 +1,8 @@
-"""Inspector: one turn at a time (state diff, criterion trace, repairs) and a filterable table.
+"""Inspector: one turn at a time (state diff, criterion trace, repairs, injection record) and a filterable table.
 
 Deep link: ``?turn=<turn_id>`` opens that turn; the URL follows the turn shown.
+Previous / Next move through the filtered turns and stop at both ends (no
+silent wrap-around); the position is shown as "k of n".
 """
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 
 import streamlit as st
 
+from audit.guidelines import md_escape
 from sage_core import ROUTING_STAGES, TurnLabel, get_settings
 from ui import render, runs, table, tool_steps
 from ui.errors import guard
@@ -35,9 +38,10 @@ def _filters(df) -> table.Filters:
 
 
 def _go(ids: list[str], step: int) -> None:
+    """Move by ``step`` inside the list; stays on the first / last turn (the buttons are disabled there)."""
     cur = st.session_state.get(TURN)
     i = ids.index(cur) if cur in ids else 0
-    st.session_state[TURN] = ids[(i + step) % len(ids)]
+    st.session_state[TURN] = ids[min(max(i + step, 0), len(ids) - 1)]
 
 
 def _table_pick(ids: list[str]) -> None:
@@ -112,6 +116,7 @@ def _turn_detail(ls, res, tid: str) -> None:
                     if a.evidence:
                         line += f" (evidence: {a.evidence})"
                     st.markdown(line)
+    _injection_record(t)
     st.markdown("**Repair signals**")
     if v.repairs:
         for r in v.repairs:
@@ -123,15 +128,41 @@ def _turn_detail(ls, res, tid: str) -> None:
         st.caption("None: nothing fired.")
 
 
+INJECTION_KEYS = ("injected", "mutation", "original_agent")
+
+
+def _injection_record(t) -> None:
+    """The turn's ``meta``: the injection record of an injected slice turn (class, mutation, original reply)."""
+    meta = t.meta or {}
+    if not meta:
+        return
+    injected = meta.get("injected")
+    title = (f"Injection record: {md_escape(injected)}" if injected and injected != "none"
+             else "Turn metadata (meta)")
+    with st.expander(title, expanded=bool(injected and injected != "none")):
+        if "original_agent" in meta and meta["original_agent"] != t.agent:
+            st.markdown(render.utterance_box("original agent reply (before injection)",
+                                             render.esc(meta["original_agent"])), unsafe_allow_html=True)
+        st.json({k: meta[k] for k in INJECTION_KEYS if k in meta} | {k: v for k, v in meta.items()
+                                                                      if k not in INJECTION_KEYS},
+                expanded=True)
+
+
 @st.fragment
 def _navigator(ls, res, ids: list[str], outcomes: dict) -> None:
     """Previous / Next / pick a turn: reruns only this fragment, not the table above (10k+ turn slices)."""
     with guard():
+        cur = st.session_state.get(TURN)
+        k = ids.index(cur) if cur in ids else 0
         nav = st.columns([1, 4, 1])
-        nav[0].button("Previous", on_click=_go, args=(ids, -1), key="insp_prev", width="stretch")
+        nav[0].button("Previous", on_click=_go, args=(ids, -1), key="insp_prev", width="stretch", disabled=k == 0)
         nav[1].selectbox("Turn", ids, key=TURN, label_visibility="collapsed",
                          format_func=lambda x: f"{x}  ·  {outcomes.get(x, '')}")
-        nav[2].button("Next", on_click=_go, args=(ids, 1), key="insp_next", width="stretch")
+        nav[2].button("Next", on_click=_go, args=(ids, 1), key="insp_next", width="stretch",
+                      disabled=k == len(ids) - 1)
+        k = ids.index(st.session_state[TURN])
+        st.caption(f"Turn {k + 1} of {len(ids)}" + (" · last turn" if k == len(ids) - 1 else "")
+                   + (" · first turn" if k == 0 and len(ids) > 1 else ""))
         tid = st.session_state[TURN]
         st.query_params["turn"] = tid
         st.session_state[QP_SEEN] = tid

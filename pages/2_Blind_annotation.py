@@ -10,7 +10,7 @@ import streamlit as st
 
 from audit import assignment
 from db import sign_in
-from ui import annotate, render
+from ui import annotate, guidelines, render
 from ui.audits import audits_or_stop
 from ui.errors import guard, message
 from ui.session import annotation_only
@@ -148,7 +148,7 @@ with guard():
             st.markdown(render.utterance_box("agent reply", render.esc(p.get("agent", ""))),
                         unsafe_allow_html=True)
         with right:
-            st.markdown(f"**Workflow** `{render.esc(p.get('workflow', ''))}`")
+            guidelines.panel(audit, p)
             st.markdown("**Tracker state before and after the user's utterance**")
             st.markdown(render.state_diff_html(p.get("state_before") or {}, p.get("state_after") or {}),
                         unsafe_allow_html=True)

@@ -1,7 +1,9 @@
 """Agreement: how far the two annotators agree, and how evaluators score on their consensus.
 
 Coordinator's page (it shows gold and verdicts): agreement coefficients with
-dialogue-level bootstrap CIs, the disagreements dropped from the consensus
+dialogue-level bootstrap CIs, Cohen's kappa per annotator pair (never one kappa
+pooled over pairs) and, with more than two annotators, Fleiss' kappa and
+Krippendorff's alpha, the disagreements dropped from the consensus
 set, humans vs gold per class, F1 of SAGE runs and imported baselines on the
 consensus (overall and excluding one class), the paired bootstrap against the
 best baseline, and CSV downloads.
@@ -14,6 +16,7 @@ import streamlit as st
 from audit import consensus as cons
 from audit import evaluators as evaluators_mod
 from audit import exports
+from db import adjudications, get_audit
 from ui import runs
 from ui.audits import audits_or_stop, upload_baselines
 from ui.errors import guard
@@ -25,9 +28,11 @@ STAT_NAMES = {"raw_agreement": "raw agreement", "cohen_kappa": "Cohen's kappa", 
               "gwet_ac1": "Gwet's AC1", "krippendorff_alpha": "Krippendorff's alpha"}
 
 
-def _agreement_table(rep: dict) -> pd.DataFrame:
+def _agreement_table(rep: dict, drop: tuple = ()) -> pd.DataFrame:
     rows = []
     for key, label in STAT_NAMES.items():
+        if key in drop:
+            continue
         u, w = rep["unweighted"][key], rep["weighted"][key]
         rows.append({"statistic": label, "value": u.value, "95% CI low": u.lo, "95% CI high": u.hi,
                      "n": u.n, "IPW value": w.value, "IPW CI low": w.lo, "IPW CI high": w.hi})
@@ -46,6 +51,21 @@ def _report_row(rep) -> dict:
     return row
 
 
+def _design_caption(audit: str) -> None:
+    """How blind the audit is by construction (recorded when it was created)."""
+    d = get_audit(audit).design
+    rule = (d.get("dialogue_rule") or {}).get("max_per_dialogue", "no limit")
+    parts = [f"turns per dialogue: at most {rule}" if rule != "no limit" and rule is not None
+             else "turns per dialogue: no limit"]
+    if "exposures" in d:
+        parts.append(f"{d['exposures']} turns exposing another's injection at creation")
+    if d.get("injection_modes"):
+        parts.append("injection: " + ", ".join(f"{k} {v}" for k, v in sorted(d["injection_modes"].items())))
+    if d.get("templated_replies"):
+        parts.append(f"**{d['templated_replies']} templated replies** (recognisable: see the README)")
+    st.caption("Blinding by design · " + " · ".join(parts))
+
+
 with guard():
     names = [a.name for a in audits_or_stop("No audit yet: create one on the Blind annotation page.")]
     c1, c2, c3 = st.columns([2, 1, 1])
@@ -54,6 +74,7 @@ with guard():
                      format_func=lambda x: {"label": "binary label", "category": "label + class"}[x])
     n_boot = int(c3.number_input("Bootstrap resamples", 200, 20000, 2000, step=200, key="agr_boot"))
 
+    _design_caption(audit)
     labels = cons.load_audit_labels(audit)
     pairs = labels.pairs(level)
     st.caption(f"{len(labels.turns)} sampled turns · annotators: {', '.join(labels.annotators) or 'none yet'} · "
@@ -64,27 +85,56 @@ with guard():
 
     st.subheader("Inter-annotator agreement")
     rep = cons.audit_agreement(labels, level=level, n_resamples=n_boot, seed=0)
-    agr = _agreement_table(rep)
-    kappa = rep["unweighted"]["cohen_kappa"].value
+    pair_rows = cons.pairwise_agreement(labels, level, n_resamples=n_boot)
+    many = len(labels.annotators) > 2
+    # seats (first vs second label of a turn) pool every annotator pair once there are more than two
+    # annotators: no Cohen's kappa on them then, only per pair
+    agr = _agreement_table(rep, drop=("cohen_kappa",) if many else ())
     m = st.columns(3)
     m[0].metric("Raw agreement", f"{rep['unweighted']['raw_agreement'].value:.3f}")
-    m[1].metric("Cohen's kappa", f"{kappa:.3f}")
-    m[2].metric("Krippendorff's alpha", f"{rep['unweighted']['krippendorff_alpha'].value:.3f}")
+    if many:
+        multi = cons.multi_rater_agreement(labels, level)
+        m[1].metric("Fleiss' kappa", f"{multi['fleiss_kappa']:.3f}",
+                    help=f"{multi['fleiss_units']} turns with {multi['fleiss_ratings']} labels each")
+        m[2].metric("Krippendorff's alpha", f"{multi['krippendorff_alpha']:.3f}",
+                    help=f"all {len(labels.annotators)} annotators, {multi['alpha_units']} turns with >= 2 labels")
+        st.info(f"{len(labels.annotators)} annotators: Cohen's kappa is reported per pair below, never pooled; "
+                f"Fleiss' kappa uses the {multi['fleiss_units']} turns with {multi['fleiss_ratings']} labels "
+                "each, Krippendorff's alpha every labelled turn.", icon=":material/groups:")
+    else:
+        kappa = pair_rows[0]["cohen_kappa"] if pair_rows else rep["unweighted"]["cohen_kappa"].value
+        m[1].metric("Cohen's kappa", f"{kappa:.3f}")
+        m[2].metric("Krippendorff's alpha", f"{rep['unweighted']['krippendorff_alpha'].value:.3f}")
     st.dataframe(agr, hide_index=True, key="agr_table",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in agr.columns if c not in ("statistic", "n")})
     st.caption("CIs: percentile bootstrap over dialogues. IPW: weighted by 1 / inclusion probability of the "
-               "stratified sample.")
+               "stratified sample." + (" Two-rater coefficients compare the first and second label of each "
+                                       "turn (seats), whoever gave them." if many else ""))
+    st.markdown("**Per annotator pair** (turns both annotators labelled)")
+    st.dataframe(pd.DataFrame([{"annotator A": r["a"], "annotator B": r["b"], "turns": r["n"],
+                                "raw agreement": r["raw_agreement"], "Cohen's kappa": r["cohen_kappa"],
+                                "95% CI low": r["kappa_lo"], "95% CI high": r["kappa_hi"]}
+                               for r in pair_rows]), hide_index=True, key="agr_pairs",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("raw agreement", "Cohen's kappa", "95% CI low", "95% CI high")})
 
-    consensus = cons.build_consensus(labels, level)
-    st.subheader(f"Disagreements ({len(consensus.disagreements)}, dropped from the consensus set)")
+    consensus = cons.build_consensus(labels, level, adjudications(audit))  # the lead's resolutions included
+    st.subheader(f"Disagreements ({len(consensus.disagreements)}; {len(consensus.adjudicated)} resolved by the "
+                 "lead, the rest dropped from the consensus set)")
     if consensus.disagreements:
         st.dataframe(pd.DataFrame([{"turn_id": d.turn_id, "dialogue": d.dialogue_id,
                                     "rater 1": f"{d.annotators[0]}: {d.values[0]}",
                                     "rater 2": f"{d.annotators[1]}: {d.values[1]}",
+                                    **({"more raters": "; ".join(f"{a}: {v}" for a, v in
+                                                                 zip(d.annotators[2:], d.values[2:]))}
+                                       if many else {}),
+                                    "resolved": consensus.adjudicated.get(d.turn_id, ""),
                                     "notes": " | ".join(n for n in d.notes if n)}
                                    for d in consensus.disagreements]), hide_index=True, key="agr_disagree")
-    st.caption(f"Consensus set: {len(consensus.labels)} of {consensus.n_pairs} doubly-labelled turns.")
+        st.page_link("pages/6_Adjudication.py", label="Resolve disagreements", icon=":material/gavel:")
+    st.caption(f"Consensus set: {len(consensus.labels)} of {consensus.n_pairs} doubly-labelled turns"
+               + (f" ({len(consensus.adjudicated)} by the lead's resolution)." if consensus.adjudicated else "."))
 
     st.subheader("Humans vs gold")
     hvg = pd.DataFrame(cons.human_vs_gold(labels, consensus, level))
@@ -164,7 +214,18 @@ with guard():
     d[1].download_button("Per-turn results (CSV)", exports.results_csv(audit, evaluators=evaluators, level=level),
                          file_name=f"{audit}_results.csv", mime="text/csv", key="agr_dl_results")
     scores = pd.concat([agr.assign(section="agreement"), results.assign(section="evaluators")], ignore_index=True)
-    d[2].download_button("Scores (CSV)", scores.to_csv(index=False), file_name=f"{audit}_scores.csv",
+    d[2].download_button("Scores (CSV)", exports.dataframe_csv(scores), file_name=f"{audit}_scores.csv",
                          mime="text/csv", key="agr_dl_scores")
     d[3].download_button("Label history (CSV)", exports.history_csv(audit), file_name=f"{audit}_history.csv",
                          mime="text/csv", key="agr_dl_history")
+    d = st.columns(4)
+    d[0].download_button("Annotation sheet (blind, JSONL)", exports.annotation_sheet_jsonl(audit),
+                         file_name=f"{audit}_annotation_sheet.jsonl", mime="application/jsonl", key="agr_dl_sheet_j")
+    d[1].download_button("Per-turn results (JSONL)", exports.results_jsonl(audit, evaluators=evaluators, level=level),
+                         file_name=f"{audit}_results.jsonl", mime="application/jsonl", key="agr_dl_results_j")
+    d[2].download_button("Label history (JSONL)", exports.history_jsonl(audit), file_name=f"{audit}_history.jsonl",
+                         mime="application/jsonl", key="agr_dl_history_j")
+    d[3].download_button("Audit bundle (JSONL)", exports.audit_bundle_jsonl(audit),
+                         file_name=f"{audit}_bundle.jsonl", mime="application/jsonl", key="agr_dl_bundle",
+                         help="Everything (turns with gold, labels and their history, resolutions, guidelines): "
+                              "import it on another server (Adjudication page) to continue the audit there.")

@@ -20,7 +20,8 @@ def audit(db_url):
     """Demo turns, 3 per stratum; A labels like gold; B calls the first audited turn of one dialogue a failure
     and misses one gold failure, and leaves the last audited turn of another dialogue unlabelled."""
     ls = load_demo()
-    sample = sampling.stratified_sample(ls.turns, 3, seed=0)
+    # several turns per dialogue on purpose (the dialogue view); the default draws one per dialogue
+    sample = sampling.stratified_sample(ls.turns, 3, seed=0, max_per_dialogue=None)
     assignment.create_audit_from_sample("dlg-audit", sample, db=db_url)
     tids = [s.turn.turn_id for s in sample.turns]
     a = {t: ls.by_id[t].gold.label for t in tids}

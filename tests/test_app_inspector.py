@@ -91,8 +91,12 @@ def test_next_previous_follow_the_filtered_table_and_update_url(demo_verdicts):
     assert at.selectbox(key="insp_turn").value == ids[1]
     assert at.query_params["turn"] == ids[1]
     at.button(key="insp_prev").click().run()
-    at.button(key="insp_prev").click().run()
-    assert at.selectbox(key="insp_turn").value == ids[-1]  # wraps around
+    assert at.selectbox(key="insp_turn").value == ids[0]
+    assert at.button(key="insp_prev").disabled and not at.button(key="insp_next").disabled
+    assert any(c.value.startswith(f"Turn 1 of {len(ids)}") for c in at.caption)
+    at.selectbox(key="insp_turn").set_value(ids[-1]).run()
+    assert at.button(key="insp_next").disabled
+    assert any(c.value == f"Turn {len(ids)} of {len(ids)} · last turn" for c in at.caption)  # no silent wrap
 
 
 def test_unknown_deep_link_warns():

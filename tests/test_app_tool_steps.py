@@ -66,7 +66,8 @@ def test_audits_sample_tool_steps_blind(shared_data):
     vs = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
     labels = {v.turn_id: v.label.value for v in vs}
     classes = {v.turn_id: (v.fired_classes or [None])[0] for v in vs}
-    sample = paper_protocol(turns, n=20, seed=0, key=labels_stratum(labels, classes))
+    # three tasks' trajectories only: several steps per dialogue (the default draws one per dialogue)
+    sample = paper_protocol(turns, n=20, seed=0, key=labels_stratum(labels, classes), max_per_dialogue=None)
     assert len(sample) == 20
     strata = {s.stratum for s in sample.turns}
     assert any(not s.endswith(("clean", "unlabelled")) for s in strata)  # SAGE-flagged steps are sampled

@@ -33,6 +33,8 @@ def _turn(i: int, corpus: str = "sgd", prefix: str = "") -> Turn:
 
 
 # ------------------------------------------------------------------ sampling
+# These designs put several turns of one dialogue in the sample; the default dialogue rule
+# (one turn per dialogue, tests/test_audit_blinding.py) is switched off with max_per_dialogue=None.
 def test_allocate_equal_hand_case():
     assert sampling.allocate_equal({"a": 3, "b": 50, "c": 50}, 60) == {"a": 3, "b": 29, "c": 28}
     assert sampling.allocate_equal({"a": 2, "b": 1}, 10) == {"a": 2, "b": 1}
@@ -40,18 +42,18 @@ def test_allocate_equal_hand_case():
 
 def test_stratified_sample_quotas_probabilities_and_seed():
     turns = [_turn(i) for i in range(12)]
-    s = sampling.stratified_sample(turns, {"clean": 4, "IUV": 1, "WNF": 1, "PC": 1, "UV": 5}, seed=3)
+    s = sampling.stratified_sample(turns, {"clean": 4, "IUV": 1, "WNF": 1, "PC": 1, "UV": 5}, seed=3, max_per_dialogue=None)
     by = {x.name: x for x in s.strata}
     assert (by["clean"].population, by["clean"].sampled, by["clean"].inclusion_prob) == (8, 4, 0.5)
     assert by["UV"].sampled == 1 and by["UV"].inclusion_prob == 1.0  # quota above size: whole stratum
     assert len(s) == 8
     assert all(x.inclusion_prob == (0.5 if x.stratum == "clean" else 1.0) for x in s.turns)
-    again = sampling.stratified_sample(turns, {"clean": 4, "IUV": 1, "WNF": 1, "PC": 1, "UV": 5}, seed=3)
+    again = sampling.stratified_sample(turns, {"clean": 4, "IUV": 1, "WNF": 1, "PC": 1, "UV": 5}, seed=3, max_per_dialogue=None)
     assert [x.turn.turn_id for x in again.turns] == [x.turn.turn_id for x in s.turns]
-    picks = {tuple(sorted(x.turn.turn_id for x in sampling.stratified_sample(turns, {"clean": 4}, seed=k).turns))
+    picks = {tuple(sorted(x.turn.turn_id for x in sampling.stratified_sample(turns, {"clean": 4}, seed=k, max_per_dialogue=None).turns))
              for k in range(10)}
     assert len(picks) > 1
-    none = sampling.stratified_sample(turns, {"clean": 4}, seed=0)
+    none = sampling.stratified_sample(turns, {"clean": 4}, seed=0, max_per_dialogue=None)
     assert set(none.design["unsampled_strata"]) == {"IUV", "WNF", "PC", "UV"}
 
 
@@ -63,7 +65,7 @@ def test_paper_protocol_splits_corpora_then_failures_and_clean():
             cls = rng.choice(["IUV", "WNF", "PC", "UV"], p=[0.4, 0.3, 0.25, 0.05]) if rng.random() < share else None
             turns.append(Turn(f"{corpus}-{i}", f"{corpus}-d{i // 5}", "S_1:I", [], "u", "a", {}, {},
                               gold=Gold("failure", cls) if cls else Gold("acceptable"), meta={"corpus": corpus}))
-    s = sampling.paper_protocol(turns, n=200, seed=1)
+    s = sampling.paper_protocol(turns, n=200, seed=1, max_per_dialogue=None)
     assert len(s) == 200
     per = {}
     for x in s.strata:
@@ -113,7 +115,7 @@ def test_weighted_prf_hand_case_and_unweighted_matches_statistics_prf():
 @pytest.fixture
 def labelled(sqlite_url):
     turns = [_turn(i) for i in range(12)]
-    s = sampling.stratified_sample(turns, {"clean": 4, "IUV": 1, "WNF": 1, "PC": 1, "UV": 1}, seed=7)
+    s = sampling.stratified_sample(turns, {"clean": 4, "IUV": 1, "WNF": 1, "PC": 1, "UV": 1}, seed=7, max_per_dialogue=None)
     asg.create_audit_from_sample("a1", s, db=sqlite_url)
     clean = sorted((x.turn.turn_id for x in s.turns if x.stratum == "clean"), key=lambda t: int(t[1:]))
     for x in s.turns:
@@ -269,7 +271,7 @@ def test_exports_sheet_is_blind_results_and_history_are_complete(labelled, tmp_p
 
 
 def test_annotators_get_blind_turns(sqlite_url):
-    s = sampling.stratified_sample([_turn(i) for i in range(12)], 2, seed=0)
+    s = sampling.stratified_sample([_turn(i) for i in range(12)], 2, seed=0, max_per_dialogue=None)
     info = asg.create_audit_from_sample("blind", s, db=sqlite_url)
     item = asg.next_turn_for(info.id, "alice", db=sqlite_url)
     assert "gold" not in item.payload and "meta" not in item.payload
@@ -311,7 +313,7 @@ def test_analyse_audit_bundles_everything(labelled):
 
 def test_analyse_audit_before_any_label(sqlite_url):
     from audit.analysis import analyse_audit
-    s = sampling.stratified_sample([_turn(i) for i in range(8)], 2, seed=0)
+    s = sampling.stratified_sample([_turn(i) for i in range(8)], 2, seed=0, max_per_dialogue=None)
     asg.create_audit_from_sample("empty", s, db=sqlite_url)
     res = analyse_audit("empty", {"x": {}}, db=sqlite_url)
     assert res.agreement is None and res.evaluators == {} and res.consensus.n_pairs == 0
