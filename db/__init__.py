@@ -6,6 +6,7 @@ Public API (pages call these; nothing here imports streamlit):
     from db import sign_in, create_audit, list_audits, get_audit, list_annotators,
                    audit_strata, audit_turns, label_history, current_labels, count_events
     from db import AuditError, QuotaFullError                       # SageInputError subclasses
+    from db import accounts  # create_account, authenticate, issue_token, verify_token, sign_out (db.accounts)
 
 Every function takes ``db=`` : an ``Engine``, a URL (``sqlite:///path.db`` or
 ``postgresql+psycopg://user@host:port/name``) or None for
@@ -14,6 +15,7 @@ Tables are created on first use. There is no delete API: labels are an
 append-only history (``db.models.LabelEvent``); the queue logic (seats,
 drafts, skips, progress) lives in ``audit.assignment``.
 """
+from . import accounts  # noqa: F401,E402
 from .models import Annotator, Audit, AuditStratum, AuditTurn, LabelEvent, Seat  # noqa: F401
 from .repository import (  # noqa: F401
                          AnnotatorInfo,
