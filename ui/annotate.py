@@ -15,6 +15,7 @@ from audit.assignment import create_audit_from_sample
 from sage_core import Utterance
 
 from .errors import message
+from .render import md
 from .session import peek_slice
 
 STRATA = {"slice labels (failure class or clean)": "gold", "latest SAGE run": "sage"}
@@ -59,7 +60,7 @@ def _create() -> None:
         n = s.get("aud_total", 200) if design == "paper" else s.get("aud_n", 3)
         info = sample_current_slice(s.get("aud_name", ""), n, s.get("aud_seed", 0),
                                     STRATA[s.get("aud_by", next(iter(STRATA)))], design)
-        s["aud_created"] = f"Created audit '{info.name}' with {info.n_turns} turns."
+        s["aud_created"] = f"Created audit '{md(info.name)}' with {info.n_turns} turns."
         s["ann_audit"] = info.name
     except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
         s["aud_error"] = message(exc) if hasattr(exc, "detail") else f"Cannot create the audit: {exc}"
@@ -69,7 +70,7 @@ def create_audit_section() -> None:
     """Expander: sample an audit from the slice loaded on the home page."""
     with st.expander("Create an audit from the current slice"):
         ls = peek_slice()
-        st.caption(f"Current slice: {ls.name} ({len(ls.turns)} turns). Turns are drawn per stratum without "
+        st.caption(f"Current slice: {md(ls.name)} ({len(ls.turns)} turns). Turns are drawn per stratum without "
                    "replacement with a fixed seed; inclusion probabilities are stored for weighting.")
         c = st.columns([2, 2, 2])
         c[0].text_input("Audit name", key="aud_name", placeholder="e.g. demo-audit-1")

@@ -1,0 +1,171 @@
+"""Accounts and roles in the app (issue 10): who may render which page, sign-in, tokens, hardening.
+
+Every AppTest here signs in through the real form (no identity is injected: ``AUTO_LEAD = False``).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import accounts
+
+AUTO_LEAD = False
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 120
+LEAD_PAGES = ["pages/0_Home.py", "pages/1_Inspector.py", "pages/3_Agreement.py", "pages/4_Risk_coverage.py",
+              "pages/5_Dialogues.py", "pages/7_Accounts.py"]
+PW = "correct horse battery"
+
+
+@pytest.fixture()
+def people(db_url):
+    accounts.create_account("Lea", PW, role="lead", db=db_url)
+    accounts.create_account("Alice", PW, db=db_url)
+    accounts.create_account("Bob", PW, db=db_url)
+    return db_url
+
+
+def _sign_in(at: AppTest, name: str, password: str = PW) -> AppTest:
+    at.text_input(key="auth_name").set_value(name)
+    at.text_input(key="auth_password").set_value(password)
+    at.button(key="auth_sign_in").click().run()
+    assert not at.exception
+    return at
+
+
+def _app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    if page:
+        at.switch_page(page)
+    return at.run()
+
+
+def _titles(at: AppTest) -> list[str]:
+    return [t.value for t in at.title]
+
+
+def _page_alone(page: str) -> AppTest:
+    """The page script run on its own, as Streamlit does before app.py has run st.navigation."""
+    return AppTest.from_file(str(REPO / page), default_timeout=TIMEOUT).run()
+
+
+def test_every_page_calls_require_first():
+    """The gate is the first statement after the imports of every page script (including future ones)."""
+    pages = sorted((REPO / "pages").glob("*.py"))
+    assert len(pages) >= 7
+    for page in pages:
+        tree = ast.parse(page.read_text())
+        body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))
+                and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        first = body[0]
+        call = first.value if isinstance(first, (ast.Assign, ast.Expr)) else None
+        assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "require", page.name
+        role = call.args[0].value
+        assert role == ("annotator" if page.name == "2_Blind_annotation.py" else "lead"), page.name
+
+
+@pytest.mark.parametrize("page", LEAD_PAGES)
+def test_nobody_signed_in_sees_only_the_sign_in_form(people, page):
+    at = _page_alone(page)
+    assert _titles(at) == ["Sign in to SAGE Studio"]
+    assert not at.dataframe and not at.exception
+
+
+@pytest.mark.parametrize("page", LEAD_PAGES)
+def test_annotator_cannot_render_lead_pages(people, page):
+    at = _sign_in(_page_alone(page), "alice")
+    assert _titles(at) == []  # nothing of the page ran
+    assert any("audit lead" in e.value for e in at.error)
+    assert not at.dataframe and not at.metric and not at.button(key="auth_sign_out").disabled
+
+
+@pytest.mark.parametrize("page", LEAD_PAGES)
+def test_lead_renders_lead_pages(people, page):
+    at = _sign_in(_page_alone(page), "lea")
+    assert not at.exception and not [e for e in at.error if "audit lead" in e.value]
+    assert _titles(at) and _titles(at) != ["Sign in to SAGE Studio"]
+
+
+def test_annotator_signing_in_on_a_lead_page_gets_no_lead_content(people):
+    """AppTest reruns page scripts the way a fresh server does (Streamlit's pages/ mode): still gated."""
+    at = _sign_in(_app(), "alice")  # the default page is the lead's Home
+    assert _titles(at) == [] and any("audit lead" in e.value for e in at.error)
+    at.switch_page("pages/2_Blind_annotation.py").run()
+    assert _titles(at) == ["Blind annotation"]
+    lead = _sign_in(_app(), "lea")
+    assert _titles(lead) == ["SAGE Studio"]
+    lead.switch_page("pages/7_Accounts.py").run()
+    assert _titles(lead) == ["Accounts"]
+
+
+def test_name_is_normalised_and_the_password_is_per_person(people):
+    at = _sign_in(_app("pages/2_Blind_annotation.py"), "  BOB ")
+    assert any("Signed in as **Bob**" in m.value for m in at.markdown)
+    wrong = _sign_in(_app("pages/2_Blind_annotation.py"), "bob", "not bobs password")
+    assert _titles(wrong) == ["Sign in to SAGE Studio"]
+    assert [e.value for e in wrong.error] == ["Wrong name or password"]
+    nobody = _sign_in(_app("pages/2_Blind_annotation.py"), "mallory", "whatever password")
+    assert [e.value for e in nobody.error] == ["Wrong name or password"]  # same answer: no name probing
+    with pytest.raises(Exception, match="already exists"):
+        accounts.create_account(" bob", "another password", db=people)
+
+
+def test_lead_creates_an_annotator_who_can_then_sign_in(people):
+    lead = _sign_in(_app(), "lea")
+    lead.switch_page("pages/7_Accounts.py").run()
+    lead.text_input(key="acc_name").set_value("![x](http://host/y) Carol")
+    lead.text_input(key="acc_password").set_value("carols password")
+    lead.button(key="acc_create").click().run()
+    assert not lead.exception and not lead.error
+    assert any("\\!\\[x\\]" in s.value for s in lead.success)  # the name is shown escaped
+    carol = _sign_in(_app("pages/2_Blind_annotation.py"), "![x](http://host/y) carol", "carols password")
+    assert _titles(carol) == ["Blind annotation"]
+    shown = next(m.value for m in carol.markdown if m.value.startswith("Signed in as"))
+    assert "![x](" not in shown and "\\!\\[x\\]" in shown
+
+
+def test_annotation_only_server_refuses_lead_pages_even_to_the_lead(people, monkeypatch):
+    monkeypatch.setenv("SAGE_ANNOTATION_ONLY", "1")
+    for page in LEAD_PAGES:
+        at = _page_alone(page)  # before app.py has run: Streamlit runs the page script itself
+        assert _titles(at) == [] and any("annotation page only" in e.value for e in at.error), page
+    at = _sign_in(_app(), "lea")
+    assert _titles(at) == ["Blind annotation"]
+    assert not [e for e in at.expander if "Create an audit" in e.label]
+
+
+def test_session_token_round_trip_and_revocation(people):
+    secret = accounts.server_secret(db=people)
+    assert secret == accounts.server_secret(db=people)  # kept in the database
+    alice = accounts.authenticate("Alice", PW, db=people)
+    token = accounts.issue_token(alice.id, secret, ttl_s=60, db=people)
+    assert accounts.verify_token(token, secret, db=people).name == "Alice"
+    body, sig = token.rsplit(".", 1)
+    lead = accounts.authenticate("Lea", PW, db=people)
+    forged = f"{lead.id}.{body.split('.', 1)[1]}.{sig}"
+    assert accounts.verify_token(forged, secret, db=people) is None  # another account id, same signature
+    assert accounts.verify_token(token, b"another secret of 16+ chars", db=people) is None
+    assert accounts.verify_token(token, secret, db=people, now=10**11) is None  # expired
+    accounts.sign_out(alice.id, db=people)
+    assert accounts.verify_token(token, secret, db=people) is None  # revoked
+
+
+def test_path_loading_is_restricted_to_the_data_roots(people, tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    root.mkdir()
+    monkeypatch.setenv("SAGE_DATA_ROOTS", str(root))
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text("{}\n")
+    errors = []
+    for target in (str(secret), str(tmp_path / "missing.jsonl"), str(root / ".." / "secret.jsonl")):
+        at = _sign_in(_app(), "lea")
+        at.radio(key="load_source").set_value("Path on disk").run()
+        at.text_input(key="load_path").set_value(target)
+        at.button(key="load_path_btn").click().run()
+        assert not at.exception
+        errors.append([e.value for e in at.error])
+    assert errors[0] and errors[0] == errors[1] == errors[2]  # same words: existence is not revealed
+    assert "SAGE\\_DATA\\_ROOTS" in errors[0][0] or "SAGE_DATA_ROOTS" in errors[0][0]
