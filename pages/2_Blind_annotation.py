@@ -168,6 +168,13 @@ with guard():
     audit = st.selectbox("Audit", names, key="ann_audit")
     audit_id = next(a.id for a in audits if a.name == audit)
 
+    if ME.is_lead:  # a lead sees gold and verdicts on the other pages: labelling would unblind the audit
+        prog = assignment.progress(audit)
+        st.progress(prog.fraction, text=f"Audit: {prog.labels_submitted}/{prog.labels_needed} labels, "
+                                        f"{prog.turns_complete}/{prog.n_turns} turns complete")
+        st.info("Leads do not label: they can see reference labels and verdicts. Annotators sign in with their "
+                "own accounts (Accounts page) and get their turns here.")
+        st.stop()
     prog = assignment.progress(audit, me)
     mine_total = (prog.mine_submitted or 0) + (prog.mine_remaining or 0)
     st.progress(prog.mine_submitted / mine_total if mine_total else 1.0,

@@ -52,14 +52,15 @@ def _fresh_app_run_store(request):
     yield
 
 
-@pytest.fixture(autouse=True)
-def _signed_in_lead_for_app_tests(request, monkeypatch):
+@pytest.fixture(autouse=True, scope="module")
+def _signed_in_lead_for_app_tests(request):
     """App tests of the lead's pages run as a signed-in lead.
 
     Every page calls ``ui.auth.require`` first (issue 10), so an ``AppTest`` of the Home,
     Inspector, Agreement... pages would otherwise stop at the sign-in form. The identity is
     put into the session exactly as a successful sign-in does. Modules that test sign-in and
     roles themselves set ``AUTO_LEAD = False`` (tests/test_app_roles.py, test_app_annotation.py).
+    Module-scoped, so module-scoped fixtures that build an ``AppTest`` get the lead too.
     """
     if not Path(str(request.fspath)).name.startswith("test_app_") or not getattr(request.module, "AUTO_LEAD", True):
         yield
@@ -75,5 +76,6 @@ def _signed_in_lead_for_app_tests(request, monkeypatch):
         at.session_state[KEY] = Identity(0, "test-lead", "lead")
         return at
 
-    monkeypatch.setattr(AppTest, "from_file", classmethod(from_file))
-    yield
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(AppTest, "from_file", classmethod(from_file))
+        yield

@@ -108,8 +108,9 @@ def _do_sign_in() -> None:
     s["auth_password"] = ""  # never kept in the session
     try:
         info = accounts.authenticate(name, password)
-        s[KEY] = Identity(info.id, info.name, info.role)
-        s[_PENDING] = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
+        token = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
+        s[KEY] = Identity(info.id, info.name, info.role)  # only once everything succeeded
+        s[_PENDING] = token
         s.pop("auth_error", None)
     except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
         s["auth_error"] = message(exc) if not isinstance(exc, accounts.AuthError) else str(exc).capitalize()

@@ -36,7 +36,7 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!#|~$])")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>!#|~$])")
 
 
 def md(text: object) -> str:
