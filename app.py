@@ -34,10 +34,18 @@ PAGES = [
     st.Page("pages/7_Accounts.py", title="Accounts", icon=":material/manage_accounts:", url_path="Accounts"),
 ]
 
+
+def _to_annotation() -> None:
+    st.switch_page("pages/2_Blind_annotation.py")
+
+
 me = current_user()
 position = "sidebar"
 if annotation_only() or (me is not None and not me.is_lead):
-    PAGES = [st.Page("pages/2_Blind_annotation.py", default=True, **ANNOTATE)]
+    # "/" forwards to /Blind_annotation, which keeps its own URL (a bookmarked link still works);
+    # any other URL is "page not found" for this person
+    PAGES = [st.Page(_to_annotation, title="Start", url_path="start", default=True, visibility="hidden"),
+             st.Page("pages/2_Blind_annotation.py", **ANNOTATE)]
 elif me is None:
     position = "hidden"  # each page shows the sign-in form; page names are not advertised
 if me is not None and me.is_lead and not annotation_only():

@@ -6,6 +6,7 @@ evaluator output, so neither can reach the page, its HTML or its widgets.
 """
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from audit import assignment
@@ -148,9 +149,9 @@ def _label_form(audit: str, item, mine: dict) -> None:
     versions = label_history(audit, turn_id=tid, annotator=me)
     if versions:
         st.markdown("**Your versions of this label** (oldest first)")
-        st.dataframe([{"version": i, "label": r.label, "class": r.failure_class or "", "note": r.note,
-                       "submitted": r.created_at.strftime("%Y-%m-%d %H:%M:%S")}
-                      for i, r in enumerate(versions, start=1)], hide_index=True, key="ann_versions")
+        st.table(pd.DataFrame([{"version": i, "label": r.label, "class": r.failure_class or "", "note": r.note,
+                                "submitted": r.created_at.strftime("%Y-%m-%d %H:%M:%S")}
+                               for i, r in enumerate(versions, start=1)]).set_index("version"))
 
 
 with guard():

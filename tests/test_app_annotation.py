@@ -229,8 +229,8 @@ def test_a_revised_label_keeps_both_versions(db_url):
         [("acceptable", None, None), ("failure", "PC", "acceptable")]
     assert current_labels("revise-audit", db=db_url)[tid]["hana"].label == "failure"
     at.button(key="ann_prev").click().run()
-    table = next(d.value for d in at.dataframe if "version" in d.value.columns)  # "Your versions of this label"
-    assert list(table["label"]) == ["acceptable", "failure"] and list(table["version"]) == [1, 2]
+    table = next(t.value for t in at.table if "label" in t.value.columns)  # "Your versions of this label"
+    assert list(table["label"]) == ["acceptable", "failure"] and list(table.index) == [1, 2]
 
 
 def test_second_tab_gets_changed_elsewhere_not_a_silent_overwrite(db_url):

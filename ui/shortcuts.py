@@ -48,7 +48,8 @@ SCRIPT = """<script>
   document.addEventListener("keydown", function (e) {
     var t = e.target || {};
     var tag = (t.tagName || "").toLowerCase();
-    var typing = tag === "input" || tag === "textarea" || t.isContentEditable;
+    var typing = tag === "textarea" || t.isContentEditable ||
+      (tag === "input" && !/^(radio|checkbox|button|submit)$/i.test(t.type || ""));
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       if (typing && t.blur) { t.blur(); }  // commit the note first (its on_change autosaves)
       e.preventDefault();
