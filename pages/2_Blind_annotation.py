@@ -128,7 +128,8 @@ def _label_form(audit: str, item, mine: dict) -> None:
         st.radio("Failure class (optional)", CLASSES, key=keys["class"], help=CLASS_HELP, horizontal=True,
                  on_change=_autosave, args=(audit, tid),
                  disabled=st.session_state.get(keys["label"]) != "failure")
-    st.text_area("Note (optional)", key=keys["note"], on_change=_autosave, args=(audit, tid), height=80)
+    with st.container(key="ann_note_box"):  # saved while typing (ui/shortcuts.py) and when left
+        st.text_area("Note (optional)", key=keys["note"], on_change=_autosave, args=(audit, tid), height=80)
     if CONFLICT in st.session_state:
         st.error(st.session_state[CONFLICT])
         st.button("Reload this turn", key="ann_reload", on_click=_reload, args=(tid,))

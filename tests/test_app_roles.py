@@ -169,3 +169,18 @@ def test_path_loading_is_restricted_to_the_data_roots(people, tmp_path, monkeypa
         errors.append([e.value for e in at.error])
     assert errors[0] and errors[0] == errors[1] == errors[2]  # same words: existence is not revealed
     assert "SAGE\\_DATA\\_ROOTS" in errors[0][0] or "SAGE_DATA_ROOTS" in errors[0][0]
+
+
+def test_repeated_wrong_passwords_pause_sign_in_for_that_name(people):
+    from ui import auth
+    auth._failures().clear()
+    at = _app("pages/2_Blind_annotation.py")
+    for _ in range(auth.MAX_FAILURES):
+        _sign_in(at, "bob", "guess guess guess")
+        assert [e.value for e in at.error] == ["Wrong name or password"]
+    _sign_in(at, "bob")  # even the right password is refused for a while
+    assert _titles(at) == ["Sign in to SAGE Studio"] and "Too many wrong passwords" in at.error[0].value
+    alice = _sign_in(_app("pages/2_Blind_annotation.py"), "alice")  # other names are not affected
+    assert _titles(alice) == ["Blind annotation"]
+    auth._failures().clear()
+    assert _titles(_sign_in(_app("pages/2_Blind_annotation.py"), "bob")) == ["Blind annotation"]

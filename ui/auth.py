@@ -102,12 +102,44 @@ def current_user() -> Optional[Identity]:
     return ident
 
 
+MAX_FAILURES = 5  # wrong passwords in a row for one name before sign-in pauses for it
+LOCK_S = 60
+
+
+@st.cache_resource(show_spinner=False)
+def _failures() -> dict:
+    """Process-wide: normalised name -> (wrong passwords in a row, refuse until). Same for unknown names."""
+    return {}
+
+
+def _throttled(key: str) -> bool:
+    import time
+    n, until = _failures().get(key, (0, 0.0))
+    return n >= MAX_FAILURES and time.time() < until
+
+
+def _count_failure(key: str) -> None:
+    import time
+    n, _ = _failures().get(key, (0, 0.0))
+    _failures()[key] = (n + 1, time.time() + LOCK_S)
+
+
 def _do_sign_in() -> None:
     s = st.session_state
     name, password = s.get("auth_name", ""), s.get("auth_password", "")
     s["auth_password"] = ""  # never kept in the session
+    key = " ".join(str(name or "").split()).casefold()
+    if _throttled(key):
+        s["auth_error"] = (f"Too many wrong passwords for this name: wait {LOCK_S} seconds, or ask your lead "
+                           "to reset the password.")
+        return
     try:
-        info = accounts.authenticate(name, password)
+        try:
+            info = accounts.authenticate(name, password)
+        except accounts.AuthError:
+            _count_failure(key)
+            raise
+        _failures().pop(key, None)
         token = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
         s[KEY] = Identity(info.id, info.name, info.role)  # only once everything succeeded
         s[_PENDING] = token

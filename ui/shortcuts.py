@@ -9,6 +9,9 @@ check, submit) as a mouse click. The script is a constant: it contains no user t
 Widgets are found through the ``st-key-<key>`` class Streamlit gives keyed containers
 (``ann_label_box``, ``ann_class_box``, ``ann_actions``) and their visible labels.
 
+The note is also committed 1.2 s after the last keystroke (blur and focus again), so its
+draft is saved while typing and a reload keeps it as typed.
+
 Keys (ignored while typing in a text field, except Ctrl/Cmd+Enter):
 ``a`` acceptable · ``f`` failure · ``0`` no class · ``1``-``4`` IUV, WNF, PC, UV ·
 ``s`` or Ctrl+Enter submit · ``n`` next (skip, or back to the queue when reviewing) ·
@@ -45,6 +48,20 @@ SCRIPT = """<script>
     }
     return false;
   }
+  // the note is saved while typing: 1.2 s after the last keystroke the field is committed
+  // (blur + focus again, caret kept), which runs its on_change autosave like leaving the field does
+  var noteTimer = null;
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (!t || t.tagName !== "TEXTAREA" || !t.closest || !t.closest(".st-key-ann_note_box")) { return; }
+    clearTimeout(noteTimer);
+    noteTimer = setTimeout(function () {
+      if (document.activeElement !== t) { return; }  // already committed by leaving the field
+      var a = t.selectionStart, b = t.selectionEnd;
+      t.blur(); t.focus();
+      try { t.setSelectionRange(a, b); } catch (err) { /* the field was re-rendered */ }
+    }, 1200);
+  }, true);
   document.addEventListener("keydown", function (e) {
     var t = e.target || {};
     var tag = (t.tagName || "").toLowerCase();

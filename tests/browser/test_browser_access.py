@@ -309,13 +309,14 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
         _shot(alice, "annotation_revise.png")
         _assert_blind(alice, "after the revision (bob's note and the lead's runs exist on the server)")
 
-        # a typed note survives a reload (saved as a draft when the field is left)
+        # a typed note survives a reload (its draft is saved while typing)
         _keys(alice, "n")
         other = _current_turn(alice)
         box = alice.find_element(By.XPATH, "//textarea[@aria-label='Note (optional)']")
-        box.send_keys("half-typed thought")
-        alice.find_element(By.TAG_NAME, "h1").click()  # leaving the field saves the draft
+        box.click()
+        box.send_keys("half-typed thought")  # saved while typing: the field is never left
         _wait_text(alice, "Draft saved.")
+        _idle(alice)
         alice.refresh()
         _wait_text(alice, "Resumed your autosaved draft")
         assert _current_turn(alice) == other
