@@ -184,3 +184,35 @@ def test_repeated_wrong_passwords_pause_sign_in_for_that_name(people):
     assert _titles(alice) == ["Blind annotation"]
     auth._failures().clear()
     assert _titles(_sign_in(_app("pages/2_Blind_annotation.py"), "bob")) == ["Blind annotation"]
+
+
+def test_a_slice_hash_alone_does_not_open_another_leads_slice(people):
+    import json
+
+    from ui.loading import DEMO_SCHEMA, load_demo
+
+    accounts.create_account("Max", PW, role="lead", db=people)
+    turns = load_demo().turns[:5]
+    a = _sign_in(_app(), "lea")
+    a.radio(key="load_source").set_value("Upload").run()
+    a.file_uploader(key="load_files").set_value(
+        [("private.jsonl", "".join(json.dumps(t.to_dict()) + "\n" for t in turns).encode(), "application/json")])
+    a.file_uploader(key="load_schema_file").set_value(("schema.json", DEMO_SCHEMA.read_bytes(), "application/json"))
+    a.run()
+    a.button(key="load_upload_btn").click().run()
+    assert not a.exception and not a.error
+    h = a.query_params["slice"]
+    h = h[0] if isinstance(h, list) else h
+    assert {m.label: m.value for m in a.metric}["Turns"] == "5"
+
+    def opened_by(name: str) -> str:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+        at.query_params["slice"] = h
+        at.run()
+        _sign_in(at, name)
+        at.query_params["slice"] = h  # the link again, now signed in
+        at.run()
+        return {m.label: m.value for m in at.metric}["Turns"]
+
+    assert opened_by("lea") == "5"  # her own link in a new tab opens her slice
+    assert opened_by("max") == str(len(load_demo().turns))  # another lead with the hash gets the demo
