@@ -216,3 +216,13 @@ def test_a_slice_hash_alone_does_not_open_another_leads_slice(people):
 
     assert opened_by("lea") == "5"  # her own link in a new tab opens her slice
     assert opened_by("max") == str(len(load_demo().turns))  # another lead with the hash gets the demo
+
+
+def test_sign_out_shows_the_form_and_revokes_the_session_token(people):
+    at = _sign_in(_app("pages/2_Blind_annotation.py"), "alice")
+    assert _titles(at) == ["Blind annotation"]
+    alice = accounts.authenticate("alice", PW, db=people)
+    token = accounts.issue_token(alice.id, accounts.server_secret(db=people), db=people)  # e.g. another browser
+    at.button(key="auth_sign_out").click().run()
+    assert _titles(at) == ["Sign in to SAGE Studio"] and not at.exception
+    assert accounts.verify_token(token, accounts.server_secret(db=people), db=people) is None
