@@ -36,7 +36,8 @@ PAGES = [
 
 
 def _to_annotation() -> None:
-    st.switch_page("pages/2_Blind_annotation.py")
+    invite = st.query_params.get("invite")  # an invitation link keeps its token
+    st.switch_page("pages/2_Blind_annotation.py", query_params={"invite": invite} if invite else None)
 
 
 me = current_user()

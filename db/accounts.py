@@ -2,7 +2,9 @@
 
 * A **lead** runs audits and creates the annotator accounts; an **annotator** labels.
   The first lead is made by ``python -m audit create-lead --name N``; leads create the
-  other accounts on the Accounts page (``create_account``).
+  other accounts on the Accounts page, either with a first password (``create_account``)
+  or as an invitation (``create_invited`` + ``issue_invite``): a one-time signed link with
+  which the person chooses their own password (``redeem_invite``), so the lead never knows it.
 * Passwords are hashed with argon2id (``argon2-cffi``, a maintained binding of the
   reference implementation; its ``PasswordHasher`` picks safe parameters and salts).
   ``authenticate`` gives the same answer, after the same work, for an unknown name and a
@@ -212,6 +214,106 @@ def verify_token(token: Optional[str], secret: bytes, db: DB = None,
         return _info(a)
 
 
+# ---------------------------------------------------------------- invitations
+INVITE_TTL_S = 7 * 24 * 3600
+
+
+def create_invited(name: str, role: str = "annotator", db: DB = None) -> AccountInfo:
+    """An account without a password yet: its owner chooses one through an invitation link."""
+    if role not in ROLES:
+        raise AuditError(f"role must be one of {', '.join(ROLES)}", field="role")
+    display, key = normalise_name(name)
+
+    def _fn(s: Session) -> AccountInfo:
+        row = s.exec(select(Annotator).where(Annotator.name_key == key)).first()
+        if row is None:
+            row = s.exec(select(Annotator).where(Annotator.name == display)).first()
+        if row is not None:
+            raise AuditError(f"an account named '{row.name}' already exists", field="name")
+        row = Annotator(name=display, name_key=key, role=role, password_hash=None)
+        s.add(row)
+        s.flush()
+        return _info(row)
+    return run_write(db, _fn)
+
+
+def clear_password(name: str, db: DB = None) -> AccountInfo:
+    """Remove an account's password (it is signed out everywhere); a new invitation then lets its owner choose one."""
+    _, key = normalise_name(name)
+
+    def _fn(s: Session) -> AccountInfo:
+        row = s.exec(select(Annotator).where(Annotator.name_key == key)).first()
+        if row is None:
+            raise AuditError(f"no account named '{name.strip()}'", field="name")
+        row.password_hash = None
+        row.session_version = (row.session_version or 0) + 1
+        s.add(row)
+        s.flush()
+        return _info(row)
+    return run_write(db, _fn)
+
+
+def issue_invite(account_id: int, secret: bytes, ttl_s: int = INVITE_TTL_S, db: DB = None,
+                 now: Optional[float] = None) -> str:
+    """A one-time invitation token for an account that has no password yet (the lead never learns it).
+
+    Signed like a session token but with its own prefix, and bound to the account's
+    ``session_version``: choosing the password bumps it, so the link works once.
+    """
+    with read_session(db) as s:
+        a = s.get(Annotator, account_id)
+        if a is None:
+            raise AuditError("no such account")
+        if a.password_hash:
+            raise AuditError(f"'{a.name}' already has a password: reset it instead", field="name")
+        version = a.session_version or 0
+    expires = int((now if now is not None else time.time()) + ttl_s)
+    body = f"{int(account_id)}.{int(version)}.{expires}"
+    return f"i{body}.{_sign(secret, 'invite:' + body)}"
+
+
+def _invite_account(s: Session, token: str, secret: bytes, now: Optional[float]) -> Optional[Annotator]:
+    if not token or not isinstance(token, str) or len(token) > 200 or not token.startswith("i"):
+        return None
+    parts = token[1:].split(".")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts[:3]):
+        return None
+    body = ".".join(parts[:3])
+    if not hmac.compare_digest(_sign(secret, "invite:" + body), parts[3]):
+        return None
+    account_id, version, expires = (int(p) for p in parts[:3])
+    if expires < (now if now is not None else time.time()):
+        return None
+    a = s.get(Annotator, account_id)
+    if a is None or a.password_hash or (a.session_version or 0) != version:
+        return None
+    return a
+
+
+def invite_name(token: str, secret: bytes, db: DB = None, now: Optional[float] = None) -> Optional[str]:
+    """The account name a valid, unused invitation is for (to greet its owner); None otherwise."""
+    with read_session(db) as s:
+        a = _invite_account(s, token, secret, now)
+        return a.name if a is not None else None
+
+
+def redeem_invite(token: str, password: str, secret: bytes, db: DB = None,
+                  now: Optional[float] = None) -> AccountInfo:
+    """Set the invited account's password (once); ``AuthError`` for an invalid, used or expired link."""
+    digest = _hasher().hash(check_password(password))
+
+    def _fn(s: Session) -> AccountInfo:
+        a = _invite_account(s, token, secret, now)
+        if a is None:
+            raise AuthError("this invitation link is invalid, expired or already used; ask your lead for a new one")
+        a.password_hash = digest
+        a.session_version = (a.session_version or 0) + 1
+        s.add(a)
+        s.flush()
+        return _info(a)
+    return run_write(db, _fn)
+
+
 def sign_out(account_id: int, db: DB = None) -> None:
     """Revoke every session token of the account (all its browsers)."""
     def _fn(s: Session) -> None:
@@ -224,4 +326,5 @@ def sign_out(account_id: int, db: DB = None) -> None:
 
 __all__ = ["AccountInfo", "AuthError", "create_account", "set_password", "authenticate", "list_accounts",
            "get_account", "count_leads", "server_secret", "issue_token", "verify_token", "sign_out",
-           "MIN_PASSWORD", "DEFAULT_TTL_S"]
+           "MIN_PASSWORD", "DEFAULT_TTL_S", "create_invited", "issue_invite", "invite_name", "redeem_invite",
+           "INVITE_TTL_S", "clear_password"]

@@ -226,3 +226,34 @@ def test_sign_out_shows_the_form_and_revokes_the_session_token(people):
     at.button(key="auth_sign_out").click().run()
     assert _titles(at) == ["Sign in to SAGE Studio"] and not at.exception
     assert accounts.verify_token(token, accounts.server_secret(db=people), db=people) is None
+
+
+def test_invitation_link_lets_the_annotator_choose_a_password_once(people):
+    lead = _sign_in(_app(), "lea")
+    lead.switch_page("pages/7_Accounts.py").run()
+    lead.text_input(key="acc_name").set_value("Nina")
+    lead.button(key="acc_create").click().run()  # no password: an invitation
+    assert not lead.exception and not lead.error
+    link = lead.code[0].value
+    assert "?invite=" in link
+    token = link.split("?invite=", 1)[1]
+    # Nina has no password yet: nobody can sign in as her
+    with pytest.raises(accounts.AuthError):
+        accounts.authenticate("nina", "", db=people)
+
+    def open_link() -> AppTest:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+        at.query_params["invite"] = token
+        at.switch_page("pages/2_Blind_annotation.py")
+        return at.run()
+
+    nina = open_link()
+    assert _titles(nina) == ["Welcome to SAGE Studio"] and any("**Nina**" in m.value for m in nina.markdown)
+    nina.text_input(key="inv_password").set_value("ninas own password")
+    nina.text_input(key="inv_password2").set_value("ninas own password")
+    nina.button(key="inv_submit").click().run()
+    assert not nina.exception and _titles(nina) == ["Blind annotation"]
+    assert accounts.authenticate("nina", "ninas own password", db=people).role == "annotator"
+    again = open_link()  # the link is used up
+    assert any("invalid, expired or already used" in e.value for e in again.error)
+    assert not again.text_input  # no password form

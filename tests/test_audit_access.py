@@ -98,3 +98,24 @@ def test_create_lead_entry_point(tmp_path):
     no_pw = subprocess.run(run[:-3] + ["Max", "--db", url], cwd=REPO, env=env, capture_output=True, text=True,
                            timeout=120, stdin=subprocess.DEVNULL)
     assert no_pw.returncode != 0 and "SAGE_LEAD_PASSWORD" in (no_pw.stderr + no_pw.stdout)
+
+
+def test_invitations_are_signed_one_time_and_expire(db_url):
+    secret = accounts.server_secret(db=db_url)
+    zoe = accounts.create_invited("Zoe", db=db_url)
+    token = accounts.issue_invite(zoe.id, secret, db=db_url)
+    assert accounts.invite_name(token, secret, db=db_url) == "Zoe"
+    assert accounts.invite_name(token, secret, db=db_url, now=10**11) is None  # expired
+    assert accounts.verify_token(token[1:], secret, db=db_url) is None  # not a session token
+    assert accounts.invite_name(token[:-2] + "xx", secret, db=db_url) is None  # tampered
+    assert accounts.redeem_invite(token, "zoes password", secret, db=db_url).has_password
+    with pytest.raises(accounts.AuthError, match="already used"):
+        accounts.redeem_invite(token, "another password", secret, db=db_url)
+    assert accounts.authenticate("zoe", "zoes password", db=db_url).id == zoe.id
+    with pytest.raises(db.AuditError, match="already has a password"):
+        accounts.issue_invite(zoe.id, secret, db=db_url)
+    accounts.clear_password("zoe", db=db_url)  # a reset by invitation
+    with pytest.raises(accounts.AuthError):
+        accounts.authenticate("zoe", "zoes password", db=db_url)
+    fresh = accounts.issue_invite(zoe.id, secret, db=db_url)
+    assert accounts.redeem_invite(fresh, "zoes new password", secret, db=db_url).name == "Zoe"

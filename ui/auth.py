@@ -74,6 +74,11 @@ def _secret() -> bytes:
     return _secret_for(get_settings().database_url)
 
 
+def server_key() -> bytes:
+    """The HMAC key of session tokens and invitations (``SAGE_SESSION_SECRET`` or the database's)."""
+    return _secret()
+
+
 def _cookie_token() -> Optional[str]:
     try:
         return st.context.cookies.get(COOKIE)
@@ -179,9 +184,60 @@ document.cookie = "{COOKIE}={value}; Path=/; Max-Age={age}; SameSite=Strict"
 </script>""", unsafe_allow_javascript=True)
 
 
+def _invite_token() -> Optional[str]:
+    try:
+        return st.query_params.get("invite")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _do_redeem() -> None:
+    s = st.session_state
+    token, password, again = _invite_token(), s.get("inv_password", ""), s.get("inv_password2", "")
+    s["inv_password"] = s["inv_password2"] = ""
+    try:
+        if password != again:
+            raise accounts.AuditError("the two passwords differ", field="password")
+        info = accounts.redeem_invite(token or "", password, _secret())
+        s[_PENDING] = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
+        s[KEY] = Identity(info.id, info.name, info.role)
+        st.query_params.pop("invite", None)
+    except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
+        s["auth_error"] = message(exc) if not isinstance(exc, accounts.AuthError) else str(exc).capitalize()
+
+
+def invite_form(token: str) -> None:
+    """An invitation link (``?invite=``): its owner chooses a password and is signed in; stops the page.
+
+    The token is one-time (choosing the password invalidates it) and expires after a week;
+    it is the only credential ever put into a URL, and only until it is used.
+    """
+    _write_cookie()
+    st.title("Welcome to SAGE Studio")
+    if "auth_error" in st.session_state:
+        st.error(st.session_state.pop("auth_error"))
+    try:
+        name = accounts.invite_name(token, _secret())
+    except Exception:  # noqa: BLE001
+        name = None
+    if name is None:
+        st.error("This invitation link is invalid, expired or already used; ask your lead for a new one.")
+        st.stop()
+    st.markdown(f"Choose the password for **{md(name)}** (at least {accounts.MIN_PASSWORD} characters). "
+                "Nobody else will know it, your lead included.")
+    with st.form("inv_form"):
+        st.text_input("Password", key="inv_password", type="password")
+        st.text_input("Repeat the password", key="inv_password2", type="password")
+        st.form_submit_button("Set password and sign in", type="primary", on_click=_do_redeem, key="inv_submit")
+    st.stop()
+
+
 def sign_in_form() -> None:
     """Name + password; stops the page."""
     _write_cookie()
+    token = _invite_token()
+    if token:
+        invite_form(token)
     st.title("Sign in to SAGE Studio")
     if "auth_error" in st.session_state:
         st.error(st.session_state.pop("auth_error"))
@@ -219,5 +275,5 @@ def require(role: str = "annotator") -> Identity:
     return ident
 
 
-__all__ = ["Identity", "KEY", "COOKIE", "require", "current_user", "sign_out", "sign_in_form",
-           "annotation_only", "session_ttl_s"]
+__all__ = ["Identity", "KEY", "COOKIE", "require", "current_user", "sign_out", "sign_in_form", "invite_form",
+           "annotation_only", "session_ttl_s", "server_key"]
