@@ -20,13 +20,13 @@ the audit id or name; ``db`` an Engine, a URL or None (settings).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import timedelta, timezone
 from typing import Optional
 
 from sqlalchemy import and_, or_, update
 from sqlmodel import Session, select
 
-from db.models import Annotator, AuditTurn, LabelEvent, Seat, utcnow
+from db.models import Annotator, AuditTurn, LabelEvent, Seat
 from db.repository import (
     AuditError,
     AuditRef,
@@ -40,7 +40,7 @@ from db.repository import (
     resolve_audit,
     validate_label,
 )
-from db.session import DB, read_session, run_write
+from db.session import DB, db_now, read_session, run_write
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,26 @@ class QueueItem:
     draft: Optional[LabelRecord]  # the autosaved draft to restore, or None
     resumed: bool  # True when this is the annotator's own unfinished turn
     current: Optional[LabelRecord] = None  # the annotator's submitted label (``open_turn`` only)
+    version: int = 0  # seq of the annotator's latest event on this turn when handed out (optimistic check)
+
+
+class ChangedElsewhereError(AuditError):
+    """The annotator's label on this turn changed in another tab or window since this one loaded it."""
+
+
+def _check_version(s: Session, audit_id: int, turn_id: str, ann: Annotator, expected: Optional[int]) -> None:
+    if expected is None:
+        return
+    from db.repository import next_seq
+    if next_seq(s, audit_id, turn_id, ann.id) - 1 != int(expected):
+        raise ChangedElsewhereError(f"your label for turn '{turn_id}' was changed elsewhere (another tab or "
+                                    "window) since this page loaded it; reload the turn to see the latest "
+                                    "version — nothing was overwritten")
+
+
+def _version(s: Session, audit_id: int, turn_id: str, ann: Annotator) -> int:
+    from db.repository import next_seq
+    return next_seq(s, audit_id, turn_id, ann.id) - 1
 
 
 @dataclass(frozen=True)
@@ -134,24 +154,37 @@ def _claimable(cutoff):
                and_(Seat.submitted_at.is_(None), Seat.claimed_at < cutoff))
 
 
-def _cutoff(audit) -> object:
-    return utcnow() - timedelta(seconds=audit.abandon_after_s)
+def _cutoff(s: Session, audit) -> object:
+    """Claims older than this (database clock) are abandoned."""
+    return db_now(s) - timedelta(seconds=audit.abandon_after_s)
+
+
+def _older(claimed, cutoff) -> bool:
+    if claimed is None:
+        return False
+    if claimed.tzinfo is None:  # SQLite hands timestamps back without a zone; they are UTC
+        claimed = claimed.replace(tzinfo=timezone.utc)
+    return claimed < cutoff
 
 
 def _try_claim(s: Session, audit, turn_id: str, ann: Annotator) -> Optional[Seat]:
-    """Take a free (or abandoned) seat of ``turn_id`` for ``ann``; None if both are held."""
-    cutoff = _cutoff(audit)
+    """Take a free (or abandoned) seat of ``turn_id`` for ``ann``; None if both are held.
+
+    The lease clock is the database's (``db_now``): the claim time written and the cutoff
+    compared against both come from it, never from this writer's clock.
+    """
+    now = db_now(s)
+    cutoff = now - timedelta(seconds=audit.abandon_after_s)
     seats = s.exec(select(Seat).where(Seat.audit_id == audit.id, Seat.turn_id == turn_id)
                    .order_by(Seat.annotator_id.is_not(None), Seat.seat)).all()
     for seat in seats:
         if seat.annotator_id == ann.id:
             return seat
     for seat in seats:
-        if seat.annotator_id is not None and not (seat.submitted_at is None and seat.claimed_at is not None
-                                                  and seat.claimed_at < cutoff):
+        if seat.annotator_id is not None and not (seat.submitted_at is None and _older(seat.claimed_at, cutoff)):
             continue
         res = s.execute(update(Seat).where(Seat.id == seat.id, _claimable(cutoff))
-                        .values(annotator_id=ann.id, claimed_at=utcnow(), submitted_at=None))
+                        .values(annotator_id=ann.id, claimed_at=now, submitted_at=None))
         if res.rowcount == 1:
             s.flush()
             s.refresh(seat)
@@ -172,11 +205,11 @@ def next_turn_for(audit: AuditRef, annotator: str, db: DB = None) -> Optional[Qu
         own = s.exec(select(Seat).where(Seat.audit_id == a.id, Seat.annotator_id == ann.id,
                                         Seat.submitted_at.is_(None)).order_by(Seat.claimed_at, Seat.id)).first()
         if own is not None:
-            s.execute(update(Seat).where(Seat.id == own.id).values(claimed_at=utcnow()))
+            s.execute(update(Seat).where(Seat.id == own.id).values(claimed_at=db_now(s)))
             t = _audit_turn(s, a.id, own.turn_id)
             return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload,
-                             _draft(s, a.id, t.turn_id, ann), True)
-        cutoff = _cutoff(a)
+                             _draft(s, a.id, t.turn_id, ann), True, version=_version(s, a.id, t.turn_id, ann))
+        cutoff = _cutoff(s, a)
         taken: dict[str, int] = {}
         free: set[str] = set()
         mine: set[str] = set()
@@ -185,7 +218,7 @@ def next_turn_for(audit: AuditRef, annotator: str, db: DB = None) -> Optional[Qu
                 .where(Seat.audit_id == a.id)).all():
             if holder == ann.id:
                 mine.add(tid)
-            elif holder is None or (submitted is None and claimed is not None and claimed < cutoff):
+            elif holder is None or (submitted is None and _older(claimed, cutoff)):
                 free.add(tid)
             else:
                 taken[tid] = taken.get(tid, 0) + 1
@@ -207,16 +240,19 @@ def next_turn_for(audit: AuditRef, annotator: str, db: DB = None) -> Optional[Qu
             if _try_claim(s, a, tid, ann) is not None:
                 t = _audit_turn(s, a.id, tid)
                 return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload,
-                                 _draft(s, a.id, t.turn_id, ann), False)
+                                 _draft(s, a.id, t.turn_id, ann), False, version=_version(s, a.id, t.turn_id, ann))
         return None
     return run_write(db, _fn)
 
 
 def save_draft(audit: AuditRef, annotator: str, turn_id: str, label: Optional[str] = None,
-               failure_class: Optional[str] = None, note: str = "", db: DB = None) -> LabelRecord:
+               failure_class: Optional[str] = None, note: str = "", db: DB = None,
+               expected_version: Optional[int] = None) -> LabelRecord:
     """Autosave an unfinished label (class, note); restored by ``next_turn_for``/``get_draft``.
 
     Also keeps the annotator's claim on the turn alive. Never counts toward the quota.
+    ``expected_version``: the ``seq`` this writer last saw (``QueueItem.version`` or the
+    returned record's ``seq``); if another tab wrote since, ``ChangedElsewhereError`` and nothing is written.
     """
     label, failure_class = validate_label(label, failure_class, draft=True)
 
@@ -224,11 +260,12 @@ def save_draft(audit: AuditRef, annotator: str, turn_id: str, label: Optional[st
         a = resolve_audit(s, audit)
         ann = annotator_row(s, annotator, create=True)
         _audit_turn(s, a.id, turn_id)
+        _check_version(s, a.id, turn_id, ann, expected_version)
         seat = _my_seat(s, a.id, turn_id, ann)
         if seat is None:
             _try_claim(s, a, turn_id, ann)  # best effort: the draft is kept either way
         elif seat.submitted_at is None:
-            s.execute(update(Seat).where(Seat.id == seat.id).values(claimed_at=utcnow()))
+            s.execute(update(Seat).where(Seat.id == seat.id).values(claimed_at=db_now(s)))
         ev = append_event(s, a.id, turn_id, ann.id, "draft", label=label, failure_class=failure_class,
                           note=note)
         return _record(ev, ann.name)
@@ -244,8 +281,12 @@ def get_draft(audit: AuditRef, annotator: str, turn_id: str, db: DB = None) -> O
 
 
 def submit_label(audit: AuditRef, annotator: str, turn_id: str, label: str,
-                 failure_class: Optional[str] = None, note: str = "", db: DB = None) -> LabelRecord:
-    """Submit (or change) the annotator's label; one transaction: history row + seat.
+                 failure_class: Optional[str] = None, note: str = "", db: DB = None,
+                 expected_version: Optional[int] = None) -> LabelRecord:
+    """Submit (or revise) the annotator's label; one transaction: history row + seat.
+
+    A revision is another ``submit`` row (``prev_label``/``prev_class`` say what it replaced);
+    every version stays in the history. ``expected_version`` as in ``save_draft``.
 
     Raises ``QuotaFullError`` if the annotator holds no seat and both seats are
     taken by others (their draft stays saved).
@@ -256,6 +297,7 @@ def submit_label(audit: AuditRef, annotator: str, turn_id: str, label: str,
         a = resolve_audit(s, audit)
         ann = annotator_row(s, annotator, create=True)
         _audit_turn(s, a.id, turn_id)
+        _check_version(s, a.id, turn_id, ann, expected_version)
         seat = _try_claim(s, a, turn_id, ann)
         if seat is None:
             raise QuotaFullError(f"turn '{turn_id}' already has {a.labels_per_turn} labels "
@@ -297,7 +339,8 @@ def open_turn(audit: AuditRef, annotator: str, turn_id: str, db: DB = None) -> Q
             return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload, None, False, None)
         cur = latest_submit(s, a.id, turn_id, ann.id)
         return QueueItem(a.id, t.turn_id, t.dialogue_id, _turn_info(t).payload, _draft(s, a.id, turn_id, ann),
-                         False, _record(cur, ann.name) if cur is not None else None)
+                         False, _record(cur, ann.name) if cur is not None else None,
+                         version=_version(s, a.id, turn_id, ann))
 
 
 def annotator_labels(audit: AuditRef, annotator: str, db: DB = None) -> dict[str, LabelRecord]:
@@ -310,7 +353,7 @@ def progress(audit: AuditRef, annotator: Optional[str] = None, db: DB = None) ->
     """Counts for the progress bar: overall, per annotator and, if given, for ``annotator``."""
     with read_session(db) as s:
         a = resolve_audit(s, audit)
-        cutoff = _cutoff(a)
+        cutoff = _cutoff(s, a)
         names = dict(s.exec(select(Annotator.id, Annotator.name)).all())
         seats = s.exec(select(Seat).where(Seat.audit_id == a.id)).all()
         n_turns = len({x.turn_id for x in seats})
@@ -331,8 +374,7 @@ def progress(audit: AuditRef, annotator: Optional[str] = None, db: DB = None) ->
                 else:
                     mine_sub += 1
                     mine_done.add(x.turn_id)
-            elif x.annotator_id is None or (x.submitted_at is None and x.claimed_at is not None
-                                            and x.claimed_at < cutoff):
+            elif x.annotator_id is None or (x.submitted_at is None and _older(x.claimed_at, cutoff)):
                 avail.add(x.turn_id)
         avail -= mine_done
         complete = sum(1 for v in by_turn.values() if v >= a.labels_per_turn)
@@ -346,5 +388,5 @@ def progress(audit: AuditRef, annotator: Optional[str] = None, db: DB = None) ->
             mine_remaining=len(avail) if annotator else None)
 
 
-__all__ = ["blind_payload", "turn_index", "create_audit_from_sample", "QueueItem", "Progress", "next_turn_for", "save_draft", "get_draft", "submit_label",
+__all__ = ["ChangedElsewhereError", "blind_payload", "turn_index", "create_audit_from_sample", "QueueItem", "Progress", "next_turn_for", "save_draft", "get_draft", "submit_label",
            "skip_turn", "open_turn", "annotator_labels", "progress"]

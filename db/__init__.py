@@ -8,6 +8,7 @@ Public API (pages call these; nothing here imports streamlit):
     from db import get_guidelines, save_guidelines                  # per-audit Markdown + workflow specs
     from db import adjudicate, adjudications, adjudication_history  # lead's resolutions (own table)
     from db import AuditError, QuotaFullError                       # SageInputError subclasses
+    from db import accounts  # create_account, authenticate, issue_token, verify_token, sign_out (db.accounts)
 
 Every function takes ``db=`` : an ``Engine``, a URL (``sqlite:///path.db`` or
 ``postgresql+psycopg://user@host:port/name``) or None for
@@ -16,6 +17,7 @@ Tables are created on first use. There is no delete API: labels are an
 append-only history (``db.models.LabelEvent``); the queue logic (seats,
 drafts, skips, progress) lives in ``audit.assignment``.
 """
+from . import accounts  # noqa: F401,E402
 from .models import Adjudication, Annotator, Audit, AuditGuidelines, AuditStratum, AuditTurn, LabelEvent, Seat  # noqa: F401
 from .repository import (  # noqa: F401
                          AdjudicationRecord,

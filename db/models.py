@@ -34,12 +34,36 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+ROLES = ("lead", "annotator")
+
+
 class Annotator(SQLModel, table=True):
-    """A person who labels turns; created on first sign-in by name."""
+    """An account: a person who labels turns (role ``annotator``) or runs audits (role ``lead``).
+
+    ``name_key`` is the normalised name (NFKC, whitespace collapsed, casefolded), unique, so
+    " Bob " and "bob" are the same person and can never hold the two seats of one turn.
+    ``password_hash`` is an argon2id hash (``db.accounts``); an account without one (made by the
+    programmatic queue API, e.g. scripts and tests) cannot sign in to the app.
+    ``session_version`` is part of every session token: signing out bumps it, which revokes
+    every token issued before.
+    """
 
     __tablename__ = "sage_annotator"
     id: Optional[int] = Field(default=None, primary_key=True)
     name: str = Field(index=True, unique=True, max_length=200)
+    name_key: Optional[str] = Field(default=None, index=True, unique=True, max_length=200)
+    role: str = Field(default="annotator", max_length=20, sa_column_kwargs={"server_default": "annotator"})
+    password_hash: Optional[str] = Field(default=None, max_length=300)
+    session_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ServerSecret(SQLModel, table=True):
+    """Server-wide secrets generated on first use (the session-token key when SAGE_SESSION_SECRET is unset)."""
+
+    __tablename__ = "sage_server_secret"
+    name: str = Field(primary_key=True, max_length=100)
+    value: str = Field(max_length=200)
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -166,5 +190,5 @@ class Adjudication(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-__all__ = ["Annotator", "Audit", "AuditStratum", "AuditTurn", "Seat", "LabelEvent", "AuditGuidelines",
+__all__ = ["Annotator", "ServerSecret", "ROLES", "Audit", "AuditStratum", "AuditTurn", "Seat", "LabelEvent", "AuditGuidelines",
            "Adjudication", "LABELS", "CLASSES", "EVENT_KINDS", "utcnow"]

@@ -146,13 +146,31 @@ def resolve_audit(session: Session, audit: AuditRef) -> Audit:
     return row
 
 
+def normalise_name(name: str) -> tuple[str, str]:
+    """(display name, key): NFKC, whitespace stripped and collapsed; the key is also casefolded.
+
+    " Bob ", "bob" and "BOB" share one key, so they are one person everywhere (seats, labels).
+    """
+    import unicodedata
+
+    display = " ".join(unicodedata.normalize("NFKC", str(name or "")).split())
+    if not display:
+        raise AuditError("enter a name", field="name")
+    if len(display) > 200:
+        raise AuditError("a name has at most 200 characters", field="name")
+    if any(unicodedata.category(ch).startswith("C") for ch in display):
+        raise AuditError("a name cannot contain control characters", field="name")
+    return display, display.casefold()
+
+
 def annotator_row(session: Session, name: str, *, create: bool) -> Optional[Annotator]:
-    name = (name or "").strip()
-    if not name:
-        raise AuditError("enter your name to sign in", field="name")
-    row = session.exec(select(Annotator).where(Annotator.name == name)).first()
+    """The account whose normalised name matches ``name`` (created without a password if asked)."""
+    display, key = normalise_name(name)
+    row = session.exec(select(Annotator).where(Annotator.name_key == key)).first()
+    if row is None:  # rows written before names were normalised
+        row = session.exec(select(Annotator).where(Annotator.name == display)).first()
     if row is None and create:
-        row = Annotator(name=name)
+        row = Annotator(name=display, name_key=key)
         session.add(row)
         session.flush()  # a concurrent first sign-in with the same name -> IntegrityError -> retry
     return row
@@ -438,4 +456,4 @@ __all__ = ["GuidelinesInfo", "get_guidelines", "save_guidelines", "AdjudicationR
            "AuditTurnInfo", "LabelRecord", "category", "validate_label", "sign_in", "create_audit",
            "list_audits", "get_audit", "list_annotators", "audit_strata", "audit_turns",
            "label_history", "current_labels", "count_events", "resolve_audit", "annotator_row",
-           "append_event", "latest_submit", "next_seq"]
+           "append_event", "latest_submit", "next_seq", "normalise_name"]

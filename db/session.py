@@ -183,6 +183,24 @@ def run_write(db: DB, fn: Callable[[Session], T], *, attempts: int = RETRY_ATTEM
     raise RuntimeError("unreachable")  # pragma: no cover
 
 
+def db_now(session: Session):
+    """The database server's current time (timezone-aware UTC), never the writer's clock.
+
+    Seat leases compare claim times written with this clock, so a writer whose own clock
+    is hours off can neither take over a live seat nor keep a dead one. SQLite is embedded:
+    its clock is the host's (``strftime('%f')`` keeps milliseconds); PostgreSQL: ``now()``
+    of the server, converted to UTC.
+    """
+    from datetime import datetime, timezone
+
+    from sqlalchemy import text
+    if session.get_bind().dialect.name == "sqlite":
+        v = session.execute(text("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')")).scalar_one()
+        return datetime.strptime(v, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
+    v = session.execute(text("SELECT (now() AT TIME ZONE 'UTC')")).scalar_one()
+    return v.replace(tzinfo=timezone.utc) if v.tzinfo is None else v.astimezone(timezone.utc)
+
+
 @contextmanager
 def read_session(db: DB = None) -> Iterator[Session]:
     """A short read-only session (a consistent snapshot in WAL mode)."""
@@ -195,4 +213,4 @@ def read_session(db: DB = None) -> Iterator[Session]:
 
 
 __all__ = ["make_engine", "get_engine", "init_db", "run_write", "read_session", "is_retryable",
-           "dispose_all", "database_url", "DB"]
+           "dispose_all", "database_url", "DB", "db_now"]

@@ -12,7 +12,11 @@ import streamlit as st
 
 from ui import loading, runs, verdict_summary
 from ui.errors import guard
-from ui.session import current_slice, set_slice
+from ui.render import md
+from ui.session import current_slice, data_roots, set_slice
+from ui.auth import require  # noqa: E402
+
+ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("SAGE Studio")
 st.caption("State-grounded, abstention-aware evaluation of task-oriented dialogue agents, turn by turn.")
@@ -38,7 +42,7 @@ def _load_section() -> None:
                                key="load_schema_path")
         if st.button("Load", key="load_path_btn"):
             with st.spinner("Loading..."):
-                set_slice(loading.load_path(kind, path, schema))
+                set_slice(loading.load_path(kind, path, schema, roots=data_roots()))
         return
     files = st.file_uploader("Slice / dialogue files", accept_multiple_files=True, key="load_files",
                              type=["jsonl", "json", "csv", "txt"])
@@ -59,7 +63,7 @@ def _summary(ls) -> None:
     c[1].metric("Dialogues", ls.n_dialogues)
     c[2].metric("Workflows", len(ls.registry))
     c[3].metric("Gold failures", f"{fails} / {len(gold)}" if gold else "no gold")
-    st.caption(f"Loaded: **{ls.name}** ({ls.kind}), content hash `{ls.content_hash}`")
+    st.caption(f"Loaded: **{md(ls.name)}** ({ls.kind}), content hash `{ls.content_hash}`")
     for note in ls.notes:
         st.caption(note)
 

@@ -15,6 +15,9 @@ from sage_core import ROUTING_STAGES, TurnLabel, get_settings
 from ui import render, runs, table, tool_steps
 from ui.errors import guard
 from ui.session import current_slice, slice_caption
+from ui.auth import require  # noqa: E402
+
+ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Inspector")
 st.markdown(render.STYLE, unsafe_allow_html=True)
@@ -54,7 +57,8 @@ def _turn_detail(ls, res, tid: str) -> None:
     t, v = ls.by_id[tid], res.by_id[tid]
     gold = t.gold.label if t.gold else None
     head = st.columns([2, 1, 1, 1, 1])
-    head[0].markdown(f"### `{tid}`\n{t.workflow}  \ndialogue `{t.dialogue_id}`")
+    head[0].markdown(f"### {render.code(tid)}\n{render.md(t.workflow)}  \ndialogue {render.code(t.dialogue_id)}",
+                     unsafe_allow_html=True)
     head[1].markdown("**SAGE verdict**<br>" + render.badge(v.label.value), unsafe_allow_html=True)
     head[2].metric("Confidence", f"{v.confidence:.3f}")
     gold_txt = f"{gold}" + (f" ({t.gold.failure_class})" if t.gold and t.gold.failure_class else "") if gold else "none"
@@ -106,22 +110,24 @@ def _turn_detail(ls, res, tid: str) -> None:
                    "The turn's confidence is the smallest margin over decided criteria.")
         for i, tr in enumerate(v.traces, start=1):
             c = tr.criterion
-            with st.expander(f"{i}. {c.type.value} {c.text or c.id} -> {table.decision_text(tr.final.decision)} "
+            with st.expander(f"{i}. {c.type.value} {render.md(c.text or c.id)} -> {table.decision_text(tr.final.decision)} "
                              f"by {tr.final.stage.value}"):
-                st.markdown(f"**args** `{json.dumps(c.args, ensure_ascii=False, default=str)}`")
+                st.markdown(f"**args** {render.code(json.dumps(c.args, ensure_ascii=False, default=str))}",
+                            unsafe_allow_html=True)
                 for a in tr.attempts:
                     line = f"- **{a.stage.value}**: {a.decision.value}, margin {a.margin:.3f}"
                     if a.rationale:
-                        line += f" — {a.rationale}"
+                        line += f" — {render.md(a.rationale)}"
                     if a.evidence:
-                        line += f" (evidence: {a.evidence})"
+                        line += f" (evidence: {render.md(a.evidence)})"
                     st.markdown(line)
     _injection_record(t)
     st.markdown("**Repair signals**")
     if v.repairs:
         for r in v.repairs:
-            st.markdown(f"- **{r.type.value}** `{r.criterion_id}`: {r.message}  \n"
-                        f"  edit `{json.dumps(r.edit, ensure_ascii=False, default=str)}`")
+            st.markdown(f"- **{r.type.value}** {render.code(r.criterion_id)}: {render.md(r.message)}  \n"
+                        f"  edit {render.code(json.dumps(r.edit, ensure_ascii=False, default=str))}",
+                        unsafe_allow_html=True)
     elif v.label == TurnLabel.FAILURE:
         st.caption("No repair signal was produced.")
     else:
@@ -190,7 +196,7 @@ with guard():
                 ids.insert(0, qp)
             st.session_state[TURN] = qp
         else:
-            st.warning(f"Turn '{qp}' from the link is not in this slice.")
+            st.warning(f"Turn '{render.md(qp)}' from the link is not in this slice.")
     if not ids:
         st.info("No turn matches these filters.")
         st.stop()

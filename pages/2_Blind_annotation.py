@@ -1,4 +1,4 @@
-"""Blind annotation: label sampled turns from the dialogue alone.
+"""Blind annotation: label sampled turns from the dialogue alone (any signed-in account).
 
 This page shows only the blind payload stored with the audit (history, user
 utterance, agent reply, state pair). It never reads reference labels or any
@@ -6,40 +6,39 @@ evaluator output, so neither can reach the page, its HTML or its widgets.
 """
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from audit import assignment
-from db import sign_in
-from ui import annotate, guidelines, render
+from db import label_history
+from ui import annotate, guidelines, render, shortcuts
 from ui.audits import audits_or_stop
 from ui.errors import guard, message
 from ui.session import annotation_only
+from ui.auth import require  # noqa: E402
+
+ME = require("annotator")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Blind annotation")
 st.markdown(render.STYLE, unsafe_allow_html=True)
 
-NAME, ITEM, ERR = "ann_name", "ann_item", "ann_error"
+ITEM, ERR, CONFLICT = "ann_item", "ann_error", "ann_conflict"
 CLASSES = ["(none)", "IUV", "WNF", "PC", "UV"]
 CLASS_HELP = ("IUV ignored user value · WNF wrong next field (asks for the wrong slot) · "
               "PC premature confirmation · UV unsupported value written to the state")
+me = ME.name  # the signed-in account (ui.auth): labels, seats and drafts are stored under it
 
 
 def _fail(exc: Exception) -> None:
-    st.session_state[ERR] = message(exc)
+    if isinstance(exc, assignment.ChangedElsewhereError):
+        st.session_state[CONFLICT] = message(exc).removeprefix("Input error: ")
+    else:
+        st.session_state[ERR] = message(exc)
 
 
-def _sign_in() -> None:
-    try:
-        info = sign_in(st.session_state.get("ann_name_input", ""))
-        st.session_state[NAME] = info.name
-        st.session_state.pop(ITEM, None)
-    except Exception as exc:  # noqa: BLE001 - shown to the user, never a traceback
-        _fail(exc)
-
-
-def _sign_out() -> None:
-    st.session_state.pop(NAME, None)
-    st.session_state.pop(ITEM, None)
+def _forget(tid: str) -> None:
+    for k in ("label", "class", "note", "ver"):
+        st.session_state.pop(f"ann_{k}::{tid}", None)
 
 
 def _values(tid: str):
@@ -52,17 +51,21 @@ def _values(tid: str):
 def _autosave(audit: str, tid: str) -> None:
     label, cls, note = _values(tid)
     try:
-        assignment.save_draft(audit, st.session_state[NAME], tid, label, cls, note)
+        rec = assignment.save_draft(audit, me, tid, label, cls, note,
+                                    expected_version=st.session_state.get(f"ann_ver::{tid}"))
+        st.session_state[f"ann_ver::{tid}"] = rec.seq
         st.session_state["ann_saved"] = tid
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - shown to the user, never a traceback
         _fail(exc)
 
 
 def _submit(audit: str, tid: str) -> None:
     label, cls, note = _values(tid)
     try:
-        assignment.submit_label(audit, st.session_state[NAME], tid, label, cls, note)
+        assignment.submit_label(audit, me, tid, label, cls, note,
+                                expected_version=st.session_state.get(f"ann_ver::{tid}"))
         st.session_state.pop(ITEM, None)
+        _forget(tid)
         st.session_state["ann_done"] = tid
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
@@ -70,58 +73,110 @@ def _submit(audit: str, tid: str) -> None:
 
 def _skip(audit: str, tid: str) -> None:
     try:
-        assignment.skip_turn(audit, st.session_state[NAME], tid)
+        assignment.skip_turn(audit, me, tid)
         st.session_state.pop(ITEM, None)
+        _forget(tid)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
 
-def _label_form(audit: str, item) -> None:
+def _reload(tid: str) -> None:
+    """After a "changed elsewhere" message: drop this tab's copy and load the stored version."""
+    item = st.session_state.pop(ITEM, None)
+    _forget(tid)
+    st.session_state.pop(CONFLICT, None)
+    if item is not None and item.current is not None:  # reviewing a submitted label: reopen it
+        st.session_state["ann_open"] = tid
+
+
+def _open(tid: str) -> None:
+    """Open one of my submitted turns to review or revise its label."""
+    cur = st.session_state.get(ITEM)
+    if cur is not None:
+        _forget(cur.turn_id)
+    st.session_state.pop(ITEM, None)
+    st.session_state["ann_open"] = tid
+
+
+def _back_to_queue(tid: str) -> None:
+    st.session_state.pop(ITEM, None)
+    _forget(tid)
+
+
+def _label_form(audit: str, item, mine: dict) -> None:
     tid = item.turn_id
     d = item.draft
+    reviewing = item.current is not None
     if item.resumed and d is not None:
         st.caption("Resumed your autosaved draft.")
     keys = {"label": f"ann_label::{tid}", "class": f"ann_class::{tid}", "note": f"ann_note::{tid}"}
-    if keys["label"] not in st.session_state and d is not None:  # restore the draft once
-        st.session_state[keys["label"]] = d.label
-        st.session_state[keys["class"]] = d.failure_class or "(none)"
-        st.session_state[keys["note"]] = d.note or ""
-    st.radio("Is the agent's turn acceptable?", ["acceptable", "failure"], index=None, key=keys["label"],
-             horizontal=True, on_change=_autosave, args=(audit, tid))
-    st.selectbox("Failure class (optional)", CLASSES, key=keys["class"], help=CLASS_HELP,
+    if keys["label"] not in st.session_state:  # restore once: a newer draft, else the submitted label
+        src = d if d is not None else item.current
+        if src is not None:
+            st.session_state[keys["label"]] = src.label
+            st.session_state[keys["class"]] = src.failure_class or "(none)"
+            st.session_state[keys["note"]] = src.note or ""
+        st.session_state[f"ann_ver::{tid}"] = item.version
+    if reviewing:
+        st.info(f"Reviewing your submitted label ({item.current.label}"
+                f"{' · ' + item.current.failure_class if item.current.failure_class else ''}). "
+                "Submit again to revise it; every version is kept.")
+    with st.container(key="ann_label_box"):
+        st.radio("Is the agent's turn acceptable?", ["acceptable", "failure"], index=None, key=keys["label"],
+                 horizontal=True, on_change=_autosave, args=(audit, tid))
+    with st.container(key="ann_class_box"):
+        st.radio("Failure class (optional)", CLASSES, key=keys["class"], help=CLASS_HELP, horizontal=True,
                  on_change=_autosave, args=(audit, tid),
                  disabled=st.session_state.get(keys["label"]) != "failure")
-    st.text_area("Note (optional)", key=keys["note"], on_change=_autosave, args=(audit, tid), height=80)
-    c = st.columns([1, 1, 4])
-    c[0].button("Submit label", type="primary", key=f"ann_submit::{tid}", on_click=_submit, args=(audit, tid),
-                disabled=st.session_state.get(keys["label"]) is None)
-    c[1].button("Skip", key=f"ann_skip::{tid}", on_click=_skip, args=(audit, tid))
+    with st.container(key="ann_note_box"):  # saved while typing (ui/shortcuts.py) and when left
+        st.text_area("Note (optional)", key=keys["note"], on_change=_autosave, args=(audit, tid), height=80)
+    if CONFLICT in st.session_state:
+        st.error(st.session_state[CONFLICT])
+        st.button("Reload this turn", key="ann_reload", on_click=_reload, args=(tid,))
+    with st.container(key="ann_actions", horizontal=True):
+        prev = [t for t in mine if t != tid]
+        st.button("Previous", key="ann_prev", on_click=_open, args=(prev[-1],) if prev else ("",),
+                  disabled=not prev, help="open your last submitted label (p)")
+        st.button("Revise label" if reviewing else "Submit label", type="primary", key="ann_submit",
+                  on_click=_submit, args=(audit, tid), disabled=st.session_state.get(keys["label"]) is None,
+                  help="Ctrl+Enter")
+        if reviewing:
+            st.button("Next", key="ann_next", on_click=_back_to_queue, args=(tid,), help="back to your queue (n)")
+        else:
+            st.button("Skip", key="ann_skip", on_click=_skip, args=(audit, tid), help="give the turn back (n)")
     if st.session_state.get("ann_saved") == tid:
-        c[2].caption("Draft saved.")
+        st.caption("Draft saved.")
+    st.caption(shortcuts.HELP)
+    versions = label_history(audit, turn_id=tid, annotator=me)
+    if versions:
+        st.markdown("**Your versions of this label** (oldest first)")
+        st.table(pd.DataFrame([{"version": i, "label": r.label, "class": r.failure_class or "", "note": r.note,
+                                "submitted": r.created_at.strftime("%Y-%m-%d %H:%M:%S")}
+                               for i, r in enumerate(versions, start=1)]).set_index("version"))
 
 
 with guard():
     if ERR in st.session_state:
         st.error(st.session_state.pop(ERR))
-    if NAME not in st.session_state:
-        st.text_input("Your name", key="ann_name_input", placeholder="e.g. Alice")
-        st.button("Sign in", on_click=_sign_in, key="ann_sign_in", type="primary")
-        st.caption("Labels are stored under this name; sign in again with it to resume.")
-        st.stop()
-    me = st.session_state[NAME]
-    top = st.columns([4, 1])
-    top[0].markdown(f"Signed in as **{render.esc(me)}**")
-    top[1].button("Sign out", on_click=_sign_out, key="ann_sign_out")
+    st.markdown(f"Signed in as **{render.md(me)}**")
 
-    if not annotation_only():
+    if ME.is_lead and not annotation_only():
         annotate.create_audit_section()
-    audits = audits_or_stop("No audit yet: ask the coordinator to create one." if annotation_only()
+    audits = audits_or_stop("No audit yet: ask the audit lead to create one." if not ME.is_lead or annotation_only()
                             else "No audit yet: create one from the current slice above.")
     names = [a.name for a in audits]
     if st.session_state.get("ann_audit") not in names:
         st.session_state["ann_audit"] = names[-1]
     audit = st.selectbox("Audit", names, key="ann_audit")
+    audit_id = next(a.id for a in audits if a.name == audit)
 
+    if ME.is_lead:  # a lead sees gold and verdicts on the other pages: labelling would unblind the audit
+        prog = assignment.progress(audit)
+        st.progress(prog.fraction, text=f"Audit: {prog.labels_submitted}/{prog.labels_needed} labels, "
+                                        f"{prog.turns_complete}/{prog.n_turns} turns complete")
+        st.info("Leads do not label: they can see reference labels and verdicts. Annotators sign in with their "
+                "own accounts (Accounts page) and get their turns here.")
+        st.stop()
     prog = assignment.progress(audit, me)
     mine_total = (prog.mine_submitted or 0) + (prog.mine_remaining or 0)
     st.progress(prog.mine_submitted / mine_total if mine_total else 1.0,
@@ -129,17 +184,23 @@ with guard():
                      f"audit: {prog.labels_submitted}/{prog.labels_needed} labels, "
                      f"{prog.turns_complete}/{prog.n_turns} turns complete")
     if "ann_done" in st.session_state:
-        st.toast(f"Saved label for {st.session_state.pop('ann_done')}")
+        st.toast(f"Saved label for {render.md(st.session_state.pop('ann_done'))}")
 
+    mine = assignment.annotator_labels(audit, me)  # my own current labels only (never a partner's)
+    mine = dict(sorted(mine.items(), key=lambda kv: kv[1].created_at))
     item = st.session_state.get(ITEM)
-    if item is None or item.audit_id != next(a.id for a in audits if a.name == audit):
+    opening = st.session_state.pop("ann_open", None)
+    if opening and opening in mine:
+        item = assignment.open_turn(audit, me, opening)
+        st.session_state[ITEM] = item
+    if item is None or item.audit_id != audit_id:
         item = assignment.next_turn_for(audit, me)
         st.session_state[ITEM] = item
     if item is None:
         st.success("Nothing left for you in this audit. Thank you!")
     else:
         p = item.payload
-        st.markdown(f"#### Turn `{render.esc(item.turn_id)}`", unsafe_allow_html=True)
+        st.markdown(f"#### Turn {render.code(item.turn_id)}", unsafe_allow_html=True)
         left, right = st.columns([3, 2])
         with left:
             st.markdown(render.utterance_box("history", render.history_html(annotate.history(p))),
@@ -148,14 +209,18 @@ with guard():
             st.markdown(render.utterance_box("agent reply", render.esc(p.get("agent", ""))),
                         unsafe_allow_html=True)
         with right:
+            st.markdown(f"**Workflow** {render.code(p.get('workflow', ''))}", unsafe_allow_html=True)
             guidelines.panel(audit, p)
             st.markdown("**Tracker state before and after the user's utterance**")
             st.markdown(render.state_diff_html(p.get("state_before") or {}, p.get("state_after") or {}),
                         unsafe_allow_html=True)
-        _label_form(audit, item)
+        _label_form(audit, item, mine)
+        shortcuts.install()
 
-    mine = assignment.annotator_labels(audit, me)
     if mine:
         with st.expander(f"Your submitted labels ({len(mine)})"):
             st.dataframe([{"turn_id": r.turn_id, "label": r.label, "class": r.failure_class or "",
                            "note": r.note} for r in mine.values()], hide_index=True)
+            c = st.columns([3, 1])
+            c[0].selectbox("Review or revise", list(mine), key="ann_pick", index=len(mine) - 1)
+            c[1].button("Open", key="ann_open_btn", on_click=lambda: _open(st.session_state.get("ann_pick", "")))

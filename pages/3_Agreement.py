@@ -20,7 +20,11 @@ from db import adjudications, get_audit
 from ui import runs
 from ui.audits import audits_or_stop, upload_baselines
 from ui.errors import guard
+from ui.render import md
 from ui.session import current_slice, slice_caption
+from ui.auth import require  # noqa: E402
+
+ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Agreement")
 
@@ -77,7 +81,7 @@ with guard():
     _design_caption(audit)
     labels = cons.load_audit_labels(audit)
     pairs = labels.pairs(level)
-    st.caption(f"{len(labels.turns)} sampled turns · annotators: {', '.join(labels.annotators) or 'none yet'} · "
+    st.caption(f"{len(labels.turns)} sampled turns · annotators: {md(', '.join(labels.annotators)) or 'none yet'} · "
                f"{len(pairs['turn_ids'])} turns with two labels")
     if not pairs["turn_ids"]:
         st.info("No turn has two labels yet.")

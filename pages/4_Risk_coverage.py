@@ -11,6 +11,9 @@ import streamlit as st
 from ui import coverage, runs
 from ui.errors import guard
 from ui.session import current_slice, inspector_link, slice_caption
+from ui.auth import require  # noqa: E402
+
+ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Risk-coverage")
 st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "

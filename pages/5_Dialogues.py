@@ -14,7 +14,11 @@ from audit.dialogue_view import audit_dialogue_view
 from ui import dialogues, runs
 from ui.audits import audits_or_stop, session_baselines, upload_baselines
 from ui.errors import guard
+from ui.render import md
 from ui.session import current_slice, inspector_link, slice_caption
+from ui.auth import require  # noqa: E402
+
+ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Dialogues")
 st.caption("First failing turn per dialogue, per annotator and per evaluator. The audit samples turns, so "
@@ -51,11 +55,11 @@ with guard():
     if not annotators:
         st.info("Nobody has labelled this audit yet.")
     n_turns = sum(len(r.turn_ids) for r in rows)
-    st.caption(f"{len(rows)} dialogues, {n_turns} audited turns · annotators: {', '.join(annotators) or 'none'} · "
-               f"evaluators: {', '.join(evaluators) or 'none'}")
+    st.caption(f"{len(rows)} dialogues, {n_turns} audited turns · annotators: {md(', '.join(annotators)) or 'none'} · "
+               f"evaluators: {md(', '.join(evaluators)) or 'none'}")
     if audited - set(ls.by_id):
         st.caption(f"{len(audited - set(ls.by_id))} audited turns are not in the current slice "
-                   f"({ls.name}): their Inspector links will not open them.")
+                   f"({md(ls.name)}): their Inspector links will not open them.")
 
     st.subheader("First failing turn per dialogue")
     only = st.toggle("Only dialogues where the sources disagree", key="dlg_only_diff")

@@ -21,6 +21,9 @@ from db import adjudicate, adjudications, audit_turns
 from ui import annotate, guidelines, render
 from ui.audits import audits_or_stop
 from ui.errors import guard, message
+from ui.auth import require  # noqa: E402
+
+ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Adjudication")
 st.markdown(render.STYLE, unsafe_allow_html=True)
@@ -35,7 +38,7 @@ def _resolve(audit: str, tid: str) -> None:
     cls = None if cls in (None, "(none)") or label != "failure" else cls
     try:
         adjudicate(audit, tid, label or "", cls, s.get(f"adj_reason::{tid}", ""),
-                   lead=s.get("adj_lead", "").strip())
+                   lead=ME.name)
         s["adj_done"] = tid
     except Exception as exc:  # noqa: BLE001 - shown to the lead, never a traceback
         s["adj_error"] = message(exc) if hasattr(exc, "detail") else str(exc)
@@ -78,14 +81,13 @@ with guard():
         st.error(st.session_state.pop("adj_error"))
     _import_section()
     names = [a.name for a in audits_or_stop("No audit yet: create one on the Blind annotation page.")]
-    c1, c2, c3 = st.columns([2, 1, 2])
+    c1, c2 = st.columns([2, 1])
     audit = c1.selectbox("Audit", names, index=len(names) - 1, key="adj_audit")
     level = c2.radio("Disagree on", ["category", "label"], horizontal=True, key="adj_level",
                      format_func=lambda x: {"label": "binary label", "category": "label + class"}[x])
-    c3.text_input("Your name (recorded with each resolution)", key="adj_lead")
 
     with st.expander("Guidelines shown to the annotators of this audit"):
-        guidelines.editor(audit, st.session_state.get("adj_lead", ""))
+        guidelines.editor(audit, ME.name)
     _sheet_section(audit)
 
     labels = cons.load_audit_labels(audit)
@@ -135,6 +137,4 @@ with guard():
     f[1].selectbox("Failure class", CLASSES, key=ck, disabled=st.session_state.get(lk) != "failure")
     f[2].text_area("Reason (required)", key=rk, height=90)
     st.button("Resolve", type="primary", key=f"adj_go::{tid}", on_click=_resolve, args=(audit, tid),
-              disabled=st.session_state.get(lk) is None or not st.session_state.get("adj_lead", "").strip())
-    if not st.session_state.get("adj_lead", "").strip():
-        st.caption("Enter your name above to resolve.")
+              disabled=st.session_state.get(lk) is None)

@@ -50,3 +50,34 @@ def _fresh_app_run_store(request):
 
         _store.clear()
     yield
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _signed_in_lead_for_app_tests(request):
+    """App tests of the lead's pages run as a signed-in lead.
+
+    Every page calls ``ui.auth.require`` first (issue 10), so an ``AppTest`` of the Home,
+    Inspector, Agreement... pages would otherwise stop at the sign-in form. The identity is
+    put into the session exactly as a successful sign-in does. Modules that test sign-in and
+    roles themselves set ``AUTO_LEAD = False`` (tests/test_app_roles.py, test_app_annotation.py);
+    other modules with AppTests of lead pages set ``AUTO_LEAD = True``.
+    Module-scoped, so module-scoped fixtures that build an ``AppTest`` get the lead too.
+    """
+    auto = getattr(request.module, "AUTO_LEAD", None)  # True: other modules with lead-page AppTests opt in
+    if not (auto is True or (Path(str(request.fspath)).name.startswith("test_app_") and auto is not False)):
+        yield
+        return
+    from streamlit.testing.v1 import AppTest
+
+    from ui.auth import KEY, Identity
+
+    original = AppTest.from_file.__func__
+
+    def from_file(cls, *args, **kwargs):
+        at = original(cls, *args, **kwargs)
+        at.session_state[KEY] = Identity(0, "test-lead", "lead")
+        return at
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(AppTest, "from_file", classmethod(from_file))
+        yield

@@ -21,6 +21,8 @@ LABELS = {"t0": (("acceptable", None), ("acceptable", None)),
           "t2": (("failure", "PC"), ("failure", "PC")),
           "t3": (("failure", "WNF"), ("failure", "PC"))}
 
+AUTO_LEAD = True  # AppTests of the lead's Adjudication page run as a signed-in lead (tests/conftest.py)
+
 
 @pytest.fixture
 def audit(db_url):
@@ -88,15 +90,14 @@ def test_adjudication_page_resolves_a_disagreement(audit):
     assert at.selectbox(key="adj_turn").value == "t1"
     page = "\n".join(m.value for m in at.markdown)
     assert "alice on t1" in page and "GOLDCLASS" not in page  # raters' notes yes, gold no
-    assert at.button(key="adj_go::t1").disabled  # no label and no lead name yet
-    at.text_input(key="adj_lead").set_value("lee").run()
+    assert at.button(key="adj_go::t1").disabled  # no label yet
     at.radio(key="adj_label::t1").set_value("failure").run()
     at.selectbox(key="adj_class::t1").set_value("UV").run()
     at.text_area(key="adj_reason::t1").set_value("nothing supports the value").run()
     at.button(key="adj_go::t1").click().run()
     assert not at.exception and not at.error
     r = db.adjudications("adj", db=audit)["t1"]
-    assert (r.label, r.failure_class, r.reason, r.lead) == ("failure", "UV", "nothing supports the value", "lee")
+    assert (r.label, r.failure_class, r.reason, r.lead) == ("failure", "UV", "nothing supports the value", "test-lead")
     assert at.selectbox(key="adj_turn").value == "t3"  # unresolved only: t1 left the list
     # an empty reason is refused with a message, nothing stored
     at.radio(key="adj_label::t3").set_value("failure").run()

@@ -1,31 +1,48 @@
-"""Blind annotation page: sign-in, audit creation, draft autosave and resume, two annotators, blindness."""
+"""Blind annotation page: sign-in, audit creation, draft autosave and resume, two annotators, blindness,
+revisions with their history, the "changed elsewhere" check between two tabs.
+
+People sign in with an account (name + password, ``db.accounts``); the lead creates audits.
+"""
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import assignment, sampling
-from db import audit_turns, current_labels, list_audits
+from db import accounts, audit_turns, current_labels, label_history, list_audits
 from sage_core.data.types import Gold, TurnVerdict
 from ui.loading import load_demo
 
+AUTO_LEAD = False  # these tests sign in through the form
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
 PAGE = "pages/2_Blind_annotation.py"
+PW = "a long enough password"
 
 
-def _session(name: str) -> AppTest:
+def _session(name: str, role: str = "annotator") -> AppTest:
     """A fresh browser session opened directly on the annotation page, signed in as ``name``."""
+    try:
+        accounts.create_account(name, PW, role=role)
+    except accounts.AuditError:
+        pass  # the account exists already (a second session of the same person)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
     at.switch_page(PAGE).run()
+    assert [t.value for t in at.title] == ["Sign in to SAGE Studio"]
+    at.text_input(key="auth_name").set_value(name)
+    at.text_input(key="auth_password").set_value(PW)
+    at.button(key="auth_sign_in").click().run()
+    assert not at.exception and not at.error
     assert any(t.value == "Blind annotation" for t in at.title)
-    at.text_input(key="ann_name_input").set_value(name)
-    at.button(key="ann_sign_in").click().run()
-    assert not at.exception
     return at
+
+
+def _lead(name: str = "lea") -> AppTest:
+    return _session(name, role="lead")
 
 
 def _create_audit(at: AppTest, name: str, n: int, seed: int) -> None:
@@ -40,7 +57,7 @@ def _create_audit(at: AppTest, name: str, n: int, seed: int) -> None:
 
 def _shown_turn(at: AppTest) -> str:
     head = next(m.value for m in at.markdown if m.value.startswith("#### Turn"))
-    return head.split("`")[1]
+    return html.unescape(head.split("<code>")[1].split("</code>")[0])  # shown escaped in a <code> element
 
 
 def _page_text(at: AppTest) -> str:
@@ -54,8 +71,8 @@ def _page_text(at: AppTest) -> str:
 
 
 def test_two_annotators_label_the_same_turn_and_it_persists(db_url):
+    _create_audit(_lead(), "demo-audit", 2, 7)
     alice = _session("alice")
-    _create_audit(alice, "demo-audit", 2, 7)
     expected = sampling.stratified_sample(load_demo().turns, 2, seed=7)
     audits = list_audits(db_url)
     assert [a.name for a in audits] == ["demo-audit"] and audits[0].n_turns == len(expected)
@@ -63,18 +80,18 @@ def test_two_annotators_label_the_same_turn_and_it_persists(db_url):
     tid = _shown_turn(alice)
     assert tid in {s.turn.turn_id for s in expected.turns}
     alice.radio(key=f"ann_label::{tid}").set_value("failure").run()
-    alice.selectbox(key=f"ann_class::{tid}").set_value("IUV").run()
+    alice.radio(key=f"ann_class::{tid}").set_value("IUV").run()
     alice.text_area(key=f"ann_note::{tid}").set_value("party size dropped").run()
     draft = assignment.get_draft("demo-audit", "alice", tid, db=db_url)
     assert (draft.label, draft.failure_class, draft.note) == ("failure", "IUV", "party size dropped")
-    alice.button(key=f"ann_submit::{tid}").click().run()
+    alice.button(key="ann_submit").click().run()
     assert not alice.exception and not alice.error
     assert _shown_turn(alice) != tid  # moved on to the next turn
 
     bob = _session("bob")  # second browser session, same process, same database
     assert _shown_turn(bob) == tid  # turns with one label already are handed out first
     bob.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
-    bob.button(key=f"ann_submit::{tid}").click().run()
+    bob.button(key="ann_submit").click().run()
     assert not bob.exception
 
     labels = current_labels("demo-audit", db=db_url)[tid]
@@ -86,7 +103,7 @@ def test_two_annotators_label_the_same_turn_and_it_persists(db_url):
 
 
 def test_paper_protocol_is_the_default_design(db_url):
-    at = _session("gina")
+    at = _lead("gina")
     at.text_input(key="aud_name").set_value("paper-audit")
     at.number_input(key="aud_total").set_value(12)
     at.number_input(key="aud_seed").set_value(4)
@@ -100,8 +117,8 @@ def test_paper_protocol_is_the_default_design(db_url):
 
 
 def test_draft_is_restored_when_the_annotator_comes_back(db_url):
+    _create_audit(_lead(), "resume-audit", 1, 3)
     first = _session("carol")
-    _create_audit(first, "resume-audit", 1, 3)
     tid = _shown_turn(first)
     first.radio(key=f"ann_label::{tid}").set_value("failure").run()
     first.text_area(key=f"ann_note::{tid}").set_value("check the date").run()
@@ -117,8 +134,8 @@ def test_draft_is_restored_when_the_annotator_comes_back(db_url):
 
 def test_page_shows_no_gold_and_no_verdict(db_url):
     ls = load_demo()
+    _create_audit(_lead(), "blind-audit", 2, 1)
     at = _session("dave")
-    _create_audit(at, "blind-audit", 2, 1)
     for _ in range(3):
         tid = _shown_turn(at)
         text = _page_text(at).lower()
@@ -129,7 +146,7 @@ def test_page_shows_no_gold_and_no_verdict(db_url):
         if gold.failure_class:  # the class may only appear among the options of the class picker
             assert f" {gold.failure_class.lower()} " not in f" {text} ".replace("\n", " ")
         at.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
-        at.button(key=f"ann_submit::{tid}").click().run()
+        at.button(key="ann_submit").click().run()
     for key, value in at.session_state.items():
         assert not isinstance(value, (Gold, TurnVerdict)), key
         if dataclasses.is_dataclass(value):
@@ -137,7 +154,7 @@ def test_page_shows_no_gold_and_no_verdict(db_url):
 
 
 def test_bad_audit_request_is_an_error(db_url):
-    at = _session("erin")
+    at = _lead("erin")
     at.button(key="aud_create").click().run()  # no name
     assert not at.exception
     assert any("name" in e.value for e in at.error)
@@ -145,8 +162,8 @@ def test_bad_audit_request_is_an_error(db_url):
 
 def test_interleaved_sessions_respect_the_two_label_quota(db_url):
     """A and B hold the same turn at once; a third annotator is never handed it."""
+    _create_audit(_lead(), "quota-audit", 1, 11)
     a = _session("ann-a")
-    _create_audit(a, "quota-audit", 1, 11)
     tid = _shown_turn(a)
     b = _session("ann-b")
     assert _shown_turn(b) == tid  # both seats of this turn are now held
@@ -155,8 +172,8 @@ def test_interleaved_sessions_respect_the_two_label_quota(db_url):
     # both submit in the opposite order of claiming
     b.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
     a.radio(key=f"ann_label::{tid}").set_value("failure").run()
-    b.button(key=f"ann_submit::{tid}").click().run()
-    a.button(key=f"ann_submit::{tid}").click().run()
+    b.button(key="ann_submit").click().run()
+    a.button(key="ann_submit").click().run()
     assert not a.exception and not b.exception and not a.error and not b.error
     labels = current_labels("quota-audit", db=db_url)[tid]
     assert {k: v.label for k, v in labels.items()} == {"ann-a": "failure", "ann-b": "acceptable"}
@@ -165,7 +182,7 @@ def test_interleaved_sessions_respect_the_two_label_quota(db_url):
     c.session_state["ann_item"] = assignment.QueueItem(audit_id, tid, "", {}, None, False)
     c.run()
     c.radio(key=f"ann_label::{tid}").set_value("failure").run()
-    c.button(key=f"ann_submit::{tid}").click().run()
+    c.button(key="ann_submit").click().run()
     assert not c.exception
     assert any("already has 2 labels" in e.value for e in c.error)
     assert set(current_labels("quota-audit", db=db_url)[tid]) == {"ann-a", "ann-b"}
@@ -175,15 +192,65 @@ def test_annotation_only_server_serves_no_other_page(db_url, monkeypatch):
     monkeypatch.setenv("SAGE_ANNOTATION_ONLY", "1")
     for page in ("pages/0_Home.py", "pages/1_Inspector.py", "pages/3_Agreement.py", "pages/4_Risk_coverage.py"):
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
-        assert [t.value for t in at.title] == ["Blind annotation"]  # the default page
+        assert [t.value for t in at.title] == ["Sign in to SAGE Studio"]  # the annotation page asks who you are
         try:
             at.switch_page(page).run()
         except ValueError:
             continue  # not a registered page
-        assert [t.value for t in at.title] == ["Blind annotation"], page
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
-    at.text_input(key="ann_name_input").set_value("frank")
-    at.button(key="ann_sign_in").click().run()
+        assert [t.value for t in at.title] in (["Sign in to SAGE Studio"], []), page
+    at = _lead("frank")  # even the lead gets no audit creation on an annotation-only server
     assert not at.exception
-    assert not [e for e in at.expander if "Create an audit" in e.label]  # coordinators only
-    assert any("ask the coordinator" in i.value for i in at.info)
+    assert not [e for e in at.expander if "Create an audit" in e.label]
+    assert any("ask the audit lead" in i.value for i in at.info)
+
+
+def test_annotators_cannot_create_audits(db_url):
+    at = _session("gus")
+    assert not [e for e in at.expander if "Create an audit" in e.label]
+    assert any("ask the audit lead" in i.value for i in at.info)
+
+
+def test_a_revised_label_keeps_both_versions(db_url):
+    _create_audit(_lead(), "revise-audit", 1, 2)
+    at = _session("hana")
+    tid = _shown_turn(at)
+    at.radio(key=f"ann_label::{tid}").set_value("acceptable").run()
+    at.button(key="ann_submit").click().run()
+    assert _shown_turn(at) != tid
+    at.button(key="ann_prev").click().run()  # "previous": my last submitted label, opened for review
+    assert _shown_turn(at) == tid and at.radio(key=f"ann_label::{tid}").value == "acceptable"
+    at.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    at.radio(key=f"ann_class::{tid}").set_value("PC").run()
+    at.text_area(key=f"ann_note::{tid}").set_value("confirms before the date is known").run()
+    at.button(key="ann_submit").click().run()
+    assert not at.exception and not at.error
+    versions = label_history("revise-audit", turn_id=tid, annotator="hana", db=db_url)
+    assert [(v.label, v.failure_class, v.prev_label) for v in versions] == \
+        [("acceptable", None, None), ("failure", "PC", "acceptable")]
+    assert current_labels("revise-audit", db=db_url)[tid]["hana"].label == "failure"
+    at.button(key="ann_prev").click().run()
+    table = next(t.value for t in at.table if "label" in t.value.columns)  # "Your versions of this label"
+    assert list(table["label"]) == ["acceptable", "failure"] and list(table.index) == [1, 2]
+
+
+def test_second_tab_gets_changed_elsewhere_not_a_silent_overwrite(db_url):
+    _create_audit(_lead(), "tabs-audit", 1, 5)
+    tab1 = _session("ivan")
+    tid = _shown_turn(tab1)
+    tab2 = _session("ivan")  # the same person, a second tab: handed the same unfinished turn
+    assert _shown_turn(tab2) == tid
+    tab1.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    tab1.text_area(key=f"ann_note::{tid}").set_value("from tab 1").run()
+    tab2.radio(key=f"ann_label::{tid}").set_value("acceptable").run()  # stale tab
+    assert not tab2.exception
+    assert any("changed elsewhere" in e.value for e in tab2.error)
+    draft = assignment.get_draft("tabs-audit", "ivan", tid, db=db_url)
+    assert (draft.label, draft.note) == ("failure", "from tab 1")  # tab 2 wrote nothing
+    tab2.button(key="ann_submit").click().run()  # submitting from the stale tab is refused too
+    assert "ivan" not in current_labels("tabs-audit", db=db_url).get(tid, {})
+    tab2.button(key="ann_reload").click().run()
+    assert not tab2.error
+    assert tab2.radio(key=f"ann_label::{tid}").value == "failure"
+    assert tab2.text_area(key=f"ann_note::{tid}").value == "from tab 1"
+    tab2.button(key="ann_submit").click().run()  # now current: accepted
+    assert current_labels("tabs-audit", db=db_url)[tid]["ivan"].label == "failure"

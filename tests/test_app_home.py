@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -223,7 +224,8 @@ def test_recall_per_class_and_clean_specificity(db_url):
             sum(vs[t.turn_id].predicted_failure for t in fails) / len(fails), abs=1e-4)
 
 
-def test_empty_upload_and_slice_path_without_schema_are_named(db_url, tmp_path):
+def test_empty_upload_and_slice_path_without_schema_are_named(db_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("SAGE_DATA_ROOTS", os.pathsep.join([str(tmp_path), str(DEMO_SCHEMA.parent)]))
     at = _upload(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), b"", "empty.jsonl")
     assert not at.exception
     assert len(at.error) == 1 and "empty.jsonl" in at.error[0].value and "empty" in at.error[0].value

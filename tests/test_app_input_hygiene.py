@@ -41,22 +41,27 @@ def test_act_slot_given_as_an_object_names_the_field(db_url):
     rec = json.loads(DEMO_SLICE.read_text().splitlines()[0])
     rec["agent_acts"] = [{"act": "REQUEST", "slot": {"name": "time"}}]
     msg = _only_error(_upload((json.dumps(rec) + "\n").encode(), "acts.jsonl"))
-    assert "acts.jsonl" in msg and "line 1" in msg and "agent_acts[0].slot" in msg
+    assert "acts.jsonl" in msg and "line 1" in msg and "agent_acts\\[0\\].slot" in msg  # Markdown-escaped
 
 
 def test_database_error_at_sign_in_is_an_error_without_sql(tmp_path, monkeypatch):
     from db import list_audits
     from sage_core.data.settings import get_settings
 
+    from db import accounts
+
     path = tmp_path / "audit.db"
     list_audits(f"sqlite:///{path}")  # tables exist; the database then refuses writes, as a full disk does
+    accounts.create_account("alice", "alices password", db=f"sqlite:///{path}")  # sign-in then writes the secret
     monkeypatch.setenv("SAGE_DATABASE_URL", f"sqlite:///file:{path}?mode=ro&uri=true")
     get_settings.cache_clear()
     try:
         at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.session_state["sage_identity"] = None  # nobody signed in: this test signs in through the form
         at.switch_page("pages/2_Blind_annotation.py").run()
-        at.text_input(key="ann_name_input").set_value("alice")
-        at.button(key="ann_sign_in").click().run()
+        at.text_input(key="auth_name").set_value("alice")
+        at.text_input(key="auth_password").set_value("alices password")
+        at.button(key="auth_sign_in").click().run()
         msg = _only_error(at)
         assert msg.startswith("Database error:") and "readonly" in msg and "INSERT" not in msg
     finally:

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from sage_core.data.types import Decision
 from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from ui import table
+from ui.render import md
 from ui.loading import load_demo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def test_deep_link_opens_failure_turn_with_stage_and_repair(demo_verdicts):
     at = _inspector(tid)
     assert not at.exception and not at.error
     assert at.selectbox(key="insp_turn").value == tid
-    assert f"### `{tid}`" in _md(at)
+    assert f"### <code>{tid}</code>" in _md(at)  # the id in an escaped <code> element (issue 10)
     trace = next(d.value for d in at.dataframe if "decided by" in d.value.columns)
     fired = [tr for tr in v.traces if tr.final.decision == Decision.TRUE]
     assert fired
@@ -51,7 +52,7 @@ def test_deep_link_opens_failure_turn_with_stage_and_repair(demo_verdicts):
         assert not row.empty
         assert tr.final.stage.value in set(row["decided by"])
     for r in v.repairs:
-        assert r.message in _md(at)
+        assert md(r.message) in _md(at)  # shown Markdown-escaped (issue 10)
     assert "failure" in _md(at) and "Outcome" in _md(at)
 
 

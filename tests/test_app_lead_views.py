@@ -102,8 +102,6 @@ def test_inspector_shows_the_injection_record_and_position(db_url, template_slic
 def test_audit_creation_warns_about_templated_replies(db_url, template_slice):
     at = _upload(template_slice, "tmpl.jsonl")
     at.switch_page("pages/2_Blind_annotation.py").run()
-    at.text_input(key="ann_name_input").set_value("lead")
-    at.button(key="ann_sign_in").click().run()
     assert not at.exception
     n = len(blinding.templated_reply_turns(template_slice))
     assert any(f"{n} templated replies" in w.value for w in at.warning)

@@ -15,6 +15,8 @@ from sage_core import SlotSpec, WorkflowSpec, load_corpus
 REPO = Path(__file__).resolve().parents[1]
 EVIL = "![x](http://evil.example/y)"
 
+AUTO_LEAD = True  # AppTests of the lead's Adjudication page run as a signed-in lead (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def demo():
@@ -90,13 +92,17 @@ def test_annotation_page_shows_guidelines_and_context_without_gold(db_url, demo)
     s = sampling.stratified_sample(turns, 1, seed=3)
     assignment.create_audit_from_sample("g-app", s, db=db_url, workflows=reg)
     db.save_guidelines("g-app", "## Lead rules\nRead the *state before* first.", by="lead", db=db_url)
+    from db import accounts
+    from ui.auth import KEY, Identity
+
+    acc = accounts.create_account("ann", "a long enough password", role="annotator", db=db_url)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.session_state[KEY] = Identity(acc.id, acc.name, "annotator")  # as a successful sign-in leaves it
     at.switch_page("pages/2_Blind_annotation.py").run()
-    at.text_input(key="ann_name_input").set_value("ann")
-    at.button(key="ann_sign_in").click().run()
     assert not at.exception
     head = next(m.value for m in at.markdown if m.value.startswith("#### Turn"))
-    tid = head.split("`")[1]
+    import html
+    tid = html.unescape(head.split("<code>")[1].split("</code>")[0])
     turn = next(x.turn for x in s.turns if x.turn.turn_id == tid)
     md = "\n".join(m.value for m in at.markdown)
     assert "## Lead rules" in md
@@ -116,11 +122,10 @@ def test_lead_edits_guidelines_on_the_adjudication_page(db_url, demo):
     assert not at.exception and not at.error
     box = at.text_area(key="gl_text::g-edit")
     assert "IUV – ignored user value" in box.value  # starts from the generated text
-    at.text_input(key="adj_lead").set_value("lee").run()
     at.text_area(key="gl_text::g-edit").set_value("## House rules\nWNF only if the slot is **filled**.").run()
     at.button(key="gl_save::g-edit").click().run()
     assert not at.exception and not at.error
     g = db.get_guidelines("g-edit", db=db_url)
-    assert g.markdown.startswith("## House rules") and g.updated_by == "lee"
+    assert g.markdown.startswith("## House rules") and g.updated_by == "test-lead"
     at.button(key="gl_reset::g-edit").click().run()
     assert db.get_guidelines("g-edit", db=db_url).markdown == ""

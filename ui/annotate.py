@@ -15,6 +15,7 @@ from audit.assignment import create_audit_from_sample
 from sage_core import Utterance
 
 from .errors import message
+from .render import md
 from .session import peek_slice
 
 STRATA = {"slice labels (failure class or clean)": "gold", "latest SAGE run": "sage"}
@@ -67,7 +68,7 @@ def _create() -> None:
         info = sample_current_slice(s.get("aud_name", ""), n, s.get("aud_seed", 0),
                                     STRATA[s.get("aud_by", next(iter(STRATA)))], design,
                                     s.get("aud_per_dialogue", 1))
-        s["aud_created"] = f"Created audit '{info.name}' with {info.n_turns} turns."
+        s["aud_created"] = f"Created audit '{md(info.name)}' with {info.n_turns} turns."
         s["aud_created"] += (f" Blinding check: {info.design.get('exposures', 0)} turns expose another's "
                              "injection" + (f"; {info.design['templated_replies']} templated replies"
                                             if info.design.get("templated_replies") else "") + ".")
@@ -109,7 +110,7 @@ def create_audit_section() -> None:
     """Expander: sample an audit from the slice loaded on the home page."""
     with st.expander("Create an audit from the current slice"):
         ls = peek_slice()
-        st.caption(f"Current slice: {ls.name} ({len(ls.turns)} turns). Turns are drawn per stratum without "
+        st.caption(f"Current slice: {md(ls.name)} ({len(ls.turns)} turns). Turns are drawn per stratum without "
                    "replacement with a fixed seed; inclusion probabilities are stored for weighting.")
         c = st.columns([2, 2, 2])
         c[0].text_input("Audit name", key="aud_name", placeholder="e.g. demo-audit-1")

@@ -24,13 +24,18 @@ def database_reason(exc: SQLAlchemyError) -> str:
 
 
 def message(exc: BaseException) -> str:
-    """The user-facing one-liner for an input, model or database error."""
+    """The user-facing one-liner for an input, model or database error, escaped for Markdown.
+
+    Error texts quote what the user typed (paths, names, turn ids); ``st.error`` renders
+    Markdown, so they are escaped (``ui.render.md``) like every other user string.
+    """
+    from .render import md
     if isinstance(exc, ModelUnavailableError):
-        return f"Model unavailable: {exc}"
+        return f"Model unavailable: {md(exc)}"
     if isinstance(exc, SQLAlchemyError):
-        return (f"Database error: {database_reason(exc)}. Check SAGE_DATABASE_URL, free disk space and "
+        return (f"Database error: {md(database_reason(exc))}. Check SAGE_DATABASE_URL, free disk space and "
                 "permissions, then try again.")
-    return f"Input error: {exc}"
+    return f"Input error: {md(exc)}"
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import hashlib
 import json
 import tempfile
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -115,14 +116,42 @@ def load_demo() -> LoadedSlice:
     return ls
 
 
-def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None) -> LoadedSlice:
-    """A slice or corpus on disk (``kind`` None: ``detect_kind``)."""
+OUTSIDE_ROOTS = ("this path is not inside a data folder the app may read; ask the server's operator to add its "
+                 "folder to SAGE_DATA_ROOTS")
+
+
+def check_inside_roots(path: str, roots, field: str = "path") -> None:
+    """Refuse ``path`` unless it resolves (symlinks followed) inside one of ``roots``.
+
+    Decided on the resolved name alone, before anything touches the file, and with one
+    message, so the answer never says whether a file outside the roots exists.
+    """
+    try:
+        resolved = Path(os.path.abspath(os.path.expanduser(path)))
+        resolved = resolved.resolve(strict=False)
+    except (OSError, RuntimeError, ValueError):
+        raise SageInputError(OUTSIDE_ROOTS, field=field) from None
+    if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
+        raise SageInputError(OUTSIDE_ROOTS, field=field)
+
+
+def load_path(kind: Optional[str], path: str, schema_path: Optional[str] = None,
+              roots=None) -> LoadedSlice:
+    """A slice or corpus on disk (``kind`` None: ``detect_kind``).
+
+    ``roots``: the resolved folders the path and schema must lie in (the app passes
+    ``ui.session.data_roots()``, i.e. ``SAGE_DATA_ROOTS``); None = no restriction (library use).
+    """
     from sage_core import load_corpus
 
     path = (path or "").strip()
     schema_path = (schema_path or "").strip() or None
     if not path:
         raise SageInputError("enter a path to a slice file or corpus folder", field="path")
+    if roots is not None:
+        check_inside_roots(path, roots)
+        if schema_path:
+            check_inside_roots(schema_path, roots, field="schema")
     if Path(path).is_file():
         _check_app_size(Path(path).stat().st_size, path)
     try:

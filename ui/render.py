@@ -6,6 +6,7 @@ so pages stay thin and tests can check the markup without a browser.
 from __future__ import annotations
 
 import html
+import re
 from typing import Iterable, Optional, Sequence
 
 from sage_core import StateDiff, Utterance
@@ -33,6 +34,27 @@ mark.sage-span sup {font-size:0.65rem; margin-left:2px; color:#3f3f46;}
 
 def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>!#|~$])")
+
+
+def md(text: object) -> str:
+    """``text`` safe to put inside Markdown (``st.markdown``/``caption``/``error``...): shown literally.
+
+    Backslash-escapes what makes images, links, HTML, code, emphasis, tables and LaTeX
+    (``![x](http://host/y)`` cannot make the browser fetch) and folds newlines, so a name,
+    turn id or note can never start a block of its own.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
+def code(text: object) -> str:
+    """An inline ``<code>`` element with escaped text (for ``st.markdown(..., unsafe_allow_html=True)``).
+
+    A Markdown code span would let a backtick in the text close it early.
+    """
+    return f"<code>{esc(text)}</code>"
 
 
 def highlight(text: str, spans: Iterable[tuple[int, int, str, str]]) -> str:

@@ -39,6 +39,7 @@ from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 WAIT = 120
+PW = "browser test password"
 
 from ui.loading import load_demo  # noqa: E402
 
@@ -60,7 +61,11 @@ def server(tmp_path_factory):
     # the audit is created with the audit API, as a coordinator would; the browser only labels it
     code = ("from audit import sampling, assignment; from ui.loading import load_demo; "
             "s = sampling.stratified_sample(load_demo().turns, 2, seed=5); "
-            f"assignment.create_audit_from_sample('browser-audit', s, db={url!r})")
+            f"assignment.create_audit_from_sample('browser-audit', s, db={url!r}); "
+            # accounts (issue 10): a lead and two annotators, each signs in with a password
+            "from db import accounts; "
+            f"[accounts.create_account(n, {PW!r}, role=r, db={url!r}) "
+            "for n, r in (('lea', 'lead'), ('alice', 'annotator'), ('bob', 'annotator'))]")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=120)
     port = _free_port()
     log = open(tmp / "streamlit.log", "w")
@@ -141,14 +146,19 @@ def _shot(d, name: str) -> Path:
     return path
 
 
-def _sign_in(d, base: str, name: str) -> str:
-    d.get(base + "/Blind_annotation")
-    box = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Your name']")))
+def _sign_in_form(d, url: str, name: str) -> None:
+    """Open ``url`` (nobody signed in in this browser yet) and sign in with name and password."""
+    d.get(url)
+    box = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Name']")))
     box.send_keys(name)
-    _idle(d)
+    d.find_element(By.XPATH, "//input[@aria-label='Password']").send_keys(PW)
     _button(d, "Sign in")
     _wait_text(d, f"Signed in as {name}")
     _idle(d)
+
+
+def _sign_in(d, base: str, name: str) -> str:
+    _sign_in_form(d, base + "/Blind_annotation", name)
     return _current_turn(d)
 
 
@@ -183,8 +193,8 @@ def test_every_page_and_two_annotators(server, browser):
     base, db_file = server
     d = browser()
 
-    # home: demo slice, run every configuration (SAGE-LLM is refused without an endpoint)
-    d.get(base + "/")
+    # home: the lead signs in; demo slice, run every configuration (SAGE-LLM is refused without an endpoint)
+    _sign_in_form(d, base + "/", "lea")
     _wait_text(d, "SAGE Studio")
     _wait_text(d, "Gold failures")
     _button(d, "Run all four configurations")
@@ -235,6 +245,8 @@ def test_every_page_and_two_annotators(server, browser):
     # blind annotation: alice and bob, each in a fresh browser profile, three turns each
     alice_labels = ["failure", "acceptable", "acceptable"]
     bob_labels = ["failure", "acceptable", "failure"]
+    lead = d
+    d = browser()  # alice: her own browser profile (cookies) and session
     tid = _sign_in(d, base, "alice")
     html = d.page_source.lower()
     for banned in ("gold", "verdict", "confidence", "fired", "criterion trace", "sage-core"):
@@ -258,9 +270,9 @@ def test_every_page_and_two_annotators(server, browser):
         _wait_text(d2, f"You: {i} submitted")
     assert sorted(bob_turns) == sorted(alice_turns)  # half-labelled turns are offered first
 
-    # reload: the labels come back from the database, not from the browser
+    # reload: still signed in (session cookie); the labels come back from the database, not from the browser
     d.refresh()
-    _sign_in(d, base, "alice")
+    _wait_text(d, "Signed in as alice")
     _wait_text(d, "Your submitted labels (3)")
     with sqlite3.connect(db_file) as con:
         rows = con.execute(
@@ -272,6 +284,7 @@ def test_every_page_and_two_annotators(server, browser):
     # agreement: three doubly-labelled turns
     alice_by, bob_by = dict(zip(alice_turns, alice_labels)), dict(zip(bob_turns, bob_labels))
     n_dis = sum(alice_by[t] != bob_by[t] for t in alice_by)
+    d = lead  # the lead's pages again, in the lead's browser
     d.get(base + "/Agreement")
     _wait_text(d, "Inter-annotator agreement")
     _wait_text(d, f"Disagreements ({n_dis}")
