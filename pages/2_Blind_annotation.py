@@ -150,8 +150,9 @@ def _label_form(audit: str, item, mine: dict) -> None:
     versions = label_history(audit, turn_id=tid, annotator=me)
     if versions:
         st.markdown("**Your versions of this label** (oldest first)")
-        st.table(pd.DataFrame([{"version": i, "label": r.label, "class": r.failure_class or "", "note": r.note,
-                                "submitted": r.created_at.strftime("%Y-%m-%d %H:%M:%S")}
+        # st.table renders Markdown in its cells: the note is escaped like every user string
+        st.table(pd.DataFrame([{"version": i, "label": r.label, "class": r.failure_class or "",
+                                "note": render.md(r.note), "submitted": r.created_at.strftime("%Y-%m-%d %H:%M:%S")}
                                for i, r in enumerate(versions, start=1)]).set_index("version"))
 
 

@@ -202,11 +202,11 @@ with guard():
                                                       {k: evaluators[k] for k in baselines if k in evaluators},
                                                       n_resamples=n_boot)
         except ValueError as exc:  # e.g. no consensus turn labelled by every evaluator
-            st.caption(f"Paired bootstrap not possible: {exc}")
+            st.caption(f"Paired bootstrap not possible: {md(exc)}")
             pr = None
     if sage_names and baselines and pr is not None:
-        st.markdown(f"**Paired bootstrap** ({pr.n_resamples} dialogue resamples): F1({pick}) - "
-                    f"F1(best baseline = {pr.best_baseline}, chosen in {pr.best_share:.0%} of resamples) = "
+        st.markdown(f"**Paired bootstrap** ({pr.n_resamples} dialogue resamples): F1({md(pick)}) - "
+                    f"F1(best baseline = {md(pr.best_baseline)}, chosen in {pr.best_share:.0%} of resamples) = "
                     f"**{pr.delta:+.3f}** [{pr.lo:+.3f}, {pr.hi:+.3f}], p = {pr.p:.4f}")
     elif sage_names and not baselines:
         st.caption("Upload baseline verdicts to compare SAGE with the best baseline (paired bootstrap).")

@@ -221,7 +221,7 @@ def test_a_revised_label_keeps_both_versions(db_url):
     assert _shown_turn(at) == tid and at.radio(key=f"ann_label::{tid}").value == "acceptable"
     at.radio(key=f"ann_label::{tid}").set_value("failure").run()
     at.radio(key=f"ann_class::{tid}").set_value("PC").run()
-    at.text_area(key=f"ann_note::{tid}").set_value("confirms before the date is known").run()
+    at.text_area(key=f"ann_note::{tid}").set_value("![x](http://host/y) confirms too early").run()
     at.button(key="ann_submit").click().run()
     assert not at.exception and not at.error
     versions = label_history("revise-audit", turn_id=tid, annotator="hana", db=db_url)
@@ -231,6 +231,7 @@ def test_a_revised_label_keeps_both_versions(db_url):
     at.button(key="ann_prev").click().run()
     table = next(t.value for t in at.table if "label" in t.value.columns)  # "Your versions of this label"
     assert list(table["label"]) == ["acceptable", "failure"] and list(table.index) == [1, 2]
+    assert list(table["note"]) == ["", "\\!\\[x\\](http://host/y) confirms too early"]  # Markdown-escaped
 
 
 def test_second_tab_gets_changed_elsewhere_not_a_silent_overwrite(db_url):

@@ -1,6 +1,6 @@
 """Soak: two annotator PROCESSES label the same 500-turn audit at the same time.
 
-Each process signs in, then loops next_turn_for -> submit_label until its queue
+Each process (an annotator with an account) loops next_turn_for -> submit_label until its queue
 is empty. Every turn has two seats, so both must land all 500 labels: 1,000
 submitted labels, every turn labelled by both, nothing lost to "database is
 locked" or to a lost claim race. Runs on SQLite (WAL) and on PostgreSQL.
@@ -44,6 +44,8 @@ WORKER = textwrap.dedent("""
 
 def test_two_processes_write_500_labels_each(db_url):
     make_audit(db_url, n=N_TURNS, name="soak", dialogues=50)
+    for who in ("ann-A", "ann-B"):  # real accounts, as the app has them (issue 10); the workers use the names
+        db.accounts.create_account(who, "soak password", db=db_url)
     dispose_all()
     start = time.time() + 3.0  # both workers import, then begin at the same instant
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(REPO), db_url, who, str(start)],

@@ -247,7 +247,6 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
         _wait_text(lead, "New account")
         _idle(lead)
         assert "3 accounts" in _body(lead)
-        _shot(lead, "accounts.png")
         sidebar = _nav_links(lead)
         assert {"Home", "Agreement", "Accounts", "Blind annotation"} <= sidebar, sidebar
 
@@ -324,6 +323,29 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
             "value") == "half-typed thought"
         _assert_blind(alice, "end")
         _assert_blind(bob, "bob end", own=(PARTNER_NOTE,))  # his own note, nothing else
+
+        # the lead invites Cora (done last: her page claims a seat): no password typed, a one-time link;
+        # Cora chooses her own password in her own browser
+        lead.get(base + "/Accounts")
+        _wait_text(lead, "New account")
+        _idle(lead)
+        lead.find_element(By.XPATH, "//input[@aria-label='Name']").send_keys("Cora")
+        _button(lead, "Create account")
+        _wait_text(lead, "one-time link")
+        _idle(lead)
+        link = lead.find_element(By.CSS_SELECTOR, '[data-testid="stCode"] code').text.strip()
+        assert "/?invite=" in link, link
+        _shot(lead, "accounts_invite.png")
+        cora = browser()
+        cora.get(link)
+        _wait_text(cora, "Choose the password for Cora")
+        for label in ("Password", "Repeat the password"):
+            WebDriverWait(cora, WAIT).until(EC.element_to_be_clickable(
+                (By.XPATH, f"//input[@aria-label='{label}']"))).send_keys("coras own password")
+        _button(cora, "Set password and sign in")
+        _wait_text(cora, "Signed in as Cora")
+        _current_turn(cora)
+        assert "invite=" not in cora.current_url  # the one-time link leaves the address bar
     finally:
         _stop(proc)
 
