@@ -33,6 +33,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 WAIT = 180
 TURN = "task0-trial0-s013"
+LEAD, PW = "lea", "browser test password"
 
 
 def _port() -> int:
@@ -51,7 +52,11 @@ def _port() -> int:
 def server(tmp_path_factory, shared_data):
     tmp = tmp_path_factory.mktemp("tau_browser")
     env = dict(os.environ, SAGE_DATABASE_URL=f"sqlite:///{tmp / 'audit.db'}", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO))
+               TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO),
+               SAGE_DATA_ROOTS=f"{REPO}:{shared_data}")  # "Path on disk" reads only inside the data roots
+    # every page needs a signed-in lead (issue 10): the account is made as a lead would, by the entry point
+    subprocess.run([sys.executable, "-m", "audit", "create-lead", "--name", LEAD], cwd=REPO,
+                   env=dict(env, SAGE_LEAD_PASSWORD=PW), check=True, timeout=120)
     port = _port()
     log = open(tmp / "streamlit.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
@@ -117,6 +122,11 @@ def test_tau_bench_failure_in_the_inspector(server, driver):
     base, data = server
     d = driver
     d.get(base + "/")
+    box = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Name']")))
+    box.send_keys(LEAD)
+    d.find_element(By.XPATH, "//input[@aria-label='Password']").send_keys(PW)
+    _click(d, "//button[.//p[normalize-space()='Sign in']]")
+    _text(d, f"Signed in as {LEAD}")
     _text(d, "SAGE Studio")
     _idle(d)
     _click(d, "//label[.//p[normalize-space()='Path on disk']]")
@@ -141,7 +151,9 @@ def test_tau_bench_failure_in_the_inspector(server, driver):
     body = d.find_element(By.TAG_NAME, "body").text
     assert TURN in body and "book_reservation" in body and "nonfree_baggages" in body
     assert "failure present" in body and "failures found at this step" in body.lower()
-    assert "gold_actions" not in d.page_source and "reward_info" not in d.page_source
+    # reward and gold actions are the lead's to see, in the turn's meta record (a collapsed expander);
+    # annotators never receive them (tests/browser/test_browser_access.py, tests/test_app_tool_steps.py)
+    assert "Turn metadata (meta)" in body
     details = d.find_elements(By.CSS_SELECTOR, "details.sage-tool")
     assert len(details) >= 5  # tool outputs collapsed in the history, plus the call's own answer
     assert not any(x.get_attribute("open") for x in details)
