@@ -16,7 +16,7 @@ AUTO_LEAD = False
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
 LEAD_PAGES = ["pages/0_Home.py", "pages/1_Inspector.py", "pages/3_Agreement.py", "pages/4_Risk_coverage.py",
-              "pages/5_Dialogues.py", "pages/7_Accounts.py"]
+              "pages/5_Dialogues.py", "pages/6_Adjudication.py", "pages/7_Accounts.py"]
 PW = "correct horse battery"
 
 
@@ -257,3 +257,31 @@ def test_invitation_link_lets_the_annotator_choose_a_password_once(people):
     again = open_link()  # the link is used up
     assert any("invalid, expired or already used" in e.value for e in again.error)
     assert not again.text_input  # no password form
+
+
+def test_first_run_on_this_machine_creates_the_lead_then_opens_the_demo(db_url, monkeypatch):
+    """README's `streamlit run app.py` on a fresh database: one form (loopback only), then Home on the demo."""
+    at = _app()
+    assert _titles(at) == ["Welcome to SAGE Studio"] and not at.exception
+    at.text_input(key="first_name").set_value(" Lea ")
+    at.text_input(key="first_password").set_value(PW)
+    at.text_input(key="first_password2").set_value(PW + "x")
+    at.button(key="first_submit").click().run()
+    assert "differ" in at.error[0].value and accounts.count_leads(db=db_url) == 0
+    at.text_input(key="first_password").set_value(PW)
+    at.text_input(key="first_password2").set_value(PW)
+    at.button(key="first_submit").click().run()
+    assert not at.exception and not at.error
+    assert [(a.name, a.role) for a in accounts.list_accounts(db=db_url)] == [("Lea", "lead")]
+    assert _titles(at) == ["SAGE Studio"] and any("Signed in as **Lea**" in m.value for m in at.markdown)
+    assert any("demo slice" in c.value for c in at.caption)  # Home, on the embedded demo slice
+    # once a lead exists, every new browser gets the sign-in form, never the first-run form
+    again = _app()
+    assert _titles(again) == ["Sign in to SAGE Studio"]
+    assert _titles(_sign_in(again, "lea")) != ["Sign in to SAGE Studio"]
+
+
+def test_no_first_run_form_on_an_annotation_only_server(db_url, monkeypatch):
+    monkeypatch.setenv("SAGE_ANNOTATION_ONLY", "1")
+    at = _app("pages/2_Blind_annotation.py")
+    assert _titles(at) == ["Sign in to SAGE Studio"] and accounts.count_leads(db=db_url) == 0

@@ -232,12 +232,67 @@ def invite_form(token: str) -> None:
     st.stop()
 
 
+def first_run_allowed() -> bool:
+    """The first-lead form: only while the database has no lead with a password, only on a server
+    that is not annotation-only, and only to a browser on this machine (loopback connection).
+
+    So ``streamlit run app.py`` on a fresh machine opens on the demo after one form, while a
+    shared server is set up with ``python -m audit create-lead`` before anyone else can reach it
+    (behind a reverse proxy on the same host every connection looks local: create the lead first).
+    """
+    if annotation_only():
+        return False
+    try:
+        if isinstance(st.context.ip_address, str):  # a remote address; None = 127.0.0.1 / ::1 (AppTest: a mock)
+            return False
+        return accounts.count_leads() == 0
+    except Exception:  # noqa: BLE001 - an unreachable database: no first-run form, the sign-in form says why
+        return False
+
+
+def _do_first_lead() -> None:
+    s = st.session_state
+    name, password, again = s.get("first_name", ""), s.get("first_password", ""), s.get("first_password2", "")
+    s["first_password"] = s["first_password2"] = ""
+    try:
+        if password != again:
+            raise accounts.AuditError("the two passwords differ", field="password")
+        if not first_run_allowed():  # someone else was quicker
+            raise accounts.AuditError("a lead exists already: sign in", field="name")
+        info = accounts.create_account(name, password, role="lead")
+        s[_PENDING] = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
+        s[KEY] = Identity(info.id, info.name, info.role)
+    except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
+        s["auth_error"] = message(exc)
+
+
+def first_lead_form() -> None:
+    """First run on this machine: create the audit lead (then the demo slice opens); stops the page."""
+    st.title("Welcome to SAGE Studio")
+    if "auth_error" in st.session_state:
+        st.error(st.session_state.pop("auth_error"))
+    st.markdown("No account exists yet. Create the **audit lead** (you): the lead loads slices, runs "
+                f"evaluators, creates audits and annotator accounts. Password: at least {accounts.MIN_PASSWORD} "
+                "characters, stored as an argon2id hash only.")
+    with st.form("first_form"):
+        st.text_input("Name", key="first_name")
+        st.text_input("Password", key="first_password", type="password")
+        st.text_input("Repeat the password", key="first_password2", type="password")
+        st.form_submit_button("Create the lead and sign in", type="primary", on_click=_do_first_lead,
+                              key="first_submit")
+    st.caption("Shown only to a browser on this machine while no lead exists; on a shared server run "
+               "`python -m audit create-lead --name NAME` first.")
+    st.stop()
+
+
 def sign_in_form() -> None:
-    """Name + password; stops the page."""
+    """Name + password (or, on a fresh local install, the first-lead form); stops the page."""
     _write_cookie()
     token = _invite_token()
     if token:
         invite_form(token)
+    if first_run_allowed():
+        first_lead_form()
     st.title("Sign in to SAGE Studio")
     if "auth_error" in st.session_state:
         st.error(st.session_state.pop("auth_error"))
@@ -276,4 +331,5 @@ def require(role: str = "annotator") -> Identity:
 
 
 __all__ = ["Identity", "KEY", "COOKIE", "require", "current_user", "sign_out", "sign_in_form", "invite_form",
+           "first_run_allowed", "first_lead_form",
            "annotation_only", "session_ttl_s", "server_key"]
