@@ -285,3 +285,11 @@ def test_no_first_run_form_on_an_annotation_only_server(db_url, monkeypatch):
     monkeypatch.setenv("SAGE_ANNOTATION_ONLY", "1")
     at = _app("pages/2_Blind_annotation.py")
     assert _titles(at) == ["Sign in to SAGE Studio"] and accounts.count_leads(db=db_url) == 0
+
+
+def test_first_run_form_is_for_loopback_connections_only():
+    from ui.auth import is_loopback
+
+    assert is_loopback(None) and is_loopback("127.0.0.1") and is_loopback("::1")
+    assert is_loopback("::ffff:127.0.0.1")  # how Chromium reaches 127.0.0.1
+    assert not any(is_loopback(ip) for ip in ("10.0.0.2", "::ffff:10.0.0.2", "192.168.1.5", "fe80::1%eth0", "x"))

@@ -232,6 +232,21 @@ def invite_form(token: str) -> None:
     st.stop()
 
 
+def is_loopback(ip: object) -> bool:
+    """Streamlit gives None for 127.0.0.1 / ::1 but the text of an IPv4-mapped loopback
+    (``::ffff:127.0.0.1``, how Chromium often connects); AppTest gives a mock (no connection)."""
+    import ipaddress
+
+    if not isinstance(ip, str):
+        return True
+    try:
+        addr = ipaddress.ip_address(ip.split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return (mapped or addr).is_loopback
+
+
 def first_run_allowed() -> bool:
     """The first-lead form: only while the database has no lead with a password, only on a server
     that is not annotation-only, and only to a browser on this machine (loopback connection).
@@ -243,7 +258,7 @@ def first_run_allowed() -> bool:
     if annotation_only():
         return False
     try:
-        if isinstance(st.context.ip_address, str):  # a remote address; None = 127.0.0.1 / ::1 (AppTest: a mock)
+        if not is_loopback(st.context.ip_address):
             return False
         return accounts.count_leads() == 0
     except Exception:  # noqa: BLE001 - an unreachable database: no first-run form, the sign-in form says why
