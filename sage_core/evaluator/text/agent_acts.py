@@ -181,8 +181,12 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
     sentence of the reply by the slot head, kept at or above its threshold. A rule cue that the heads do not
     confirm is kept with its rule confidence (``source="rule"``).
     """
+    from sage_core.evaluator.text.heads import single_thread_blas
     acts: list[AgentAct] = []
-    probs = heads.act_probs(turn.agent)
+    slots = [(s, spec.slots[s].description) for s in sorted(spec.slots)]
+    with single_thread_blas():
+        probs = heads.act_probs(turn.agent)
+        requested = heads.requested(turn.agent, slots)
     for act in COMMIT_ACTS:
         p = probs.get(act, 0.0)
         if p >= max(heads.act_threshold.get(act, 0.5), floor):
@@ -191,9 +195,8 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
         cue = _rule_confirmation(turn, spec, profile)
         if cue and cue[1] >= floor:
             acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
-    slots = [(s, spec.slots[s].description) for s in sorted(spec.slots)]
     thr = max(heads.slot_threshold, floor)
-    found = {s: p for s, p in heads.requested(turn.agent, slots).items() if p >= thr}
+    found = {s: p for s, p in requested.items() if p >= thr}
     for s in sorted(found, key=lambda k: (-found[k], k)):
         acts.append(AgentAct("REQUEST", s, None, found[s], source="head"))
     known = {**turn.state_before, **turn.state_after}
