@@ -45,6 +45,11 @@ def slot_text(name: str, description: str) -> str:
     return f"{words}: {desc}" if desc else words
 
 
+def _sentences(text: str) -> list[tuple[str, int]]:
+    from sage_core.evaluator.text.sentences import sentences
+    return sentences(text or "")
+
+
 def question_sentences(text: str) -> list[str]:
     """The sentences a request can sit in: the questions of the reply, or the whole reply when none is one."""
     from sage_core.evaluator.text.sentences import sentences
@@ -176,8 +181,15 @@ class Heads:
         return {n: float(round(x, 6)) for (n, _), x in zip(slots, p)}
 
     def requested(self, text: str, slots: list[tuple[str, str]]) -> dict[str, float]:
-        """Slot -> best calibrated probability over the reply's question sentences (all slots, unthresholded)."""
+        """Slot -> best calibrated probability over the reply's question sentences (all slots, unthresholded).
+
+        A reply without a question ("They charge $296 per night.") is scored only when the act head reads it as
+        a request ("Please tell me the city."); otherwise an informing statement would be scored like a question.
+        """
         best: dict[str, float] = {}
+        asks = any(s.rstrip().endswith("?") for s, _ in _sentences(text))
+        if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
+            return {n: 0.0 for n, _ in slots}
         for sent in question_sentences(text):
             for n, p in self.slot_probs(sent, slots).items():
                 if p > best.get(n, -1.0):
