@@ -4,8 +4,10 @@
 
 Protocol (docs/benchmarks.md): weights are fitted on ``sgd/train`` annotations only; the regularisation
 strength C, the Platt calibration and the decision thresholds are chosen on ``sgd/dev``; ``sgd/test`` is never
-read. Everything is seeded and the solvers are deterministic (lbfgs, sorted inputs), and weights are rounded to
-6 decimals, so the same data give the same file byte for byte.
+read. Everything is seeded and the fits are deterministic (seeded MLP / lbfgs, sorted inputs), and weights are
+rounded to 6 decimals, so the same embeddings give the same file byte for byte. Known gap: batched MiniLM encodings
+vary in their last bits with batch composition, so a fresh full run is not yet byte-identical to the committed
+file (docs/benchmarks.md, "Reproducing heads.json").
 
 - act head: one reply (its annotated act set as labels) -> one-vs-rest logistic regression per act on the reply
   embedding;
