@@ -31,11 +31,11 @@ ACTS_SHOWN = ("REQUEST", "CONFIRM", "NOTIFY_SUCCESS", COMMIT, "OFFER", "INFORM",
               "REQ_MORE", "NOTIFY_FAILURE", "GOODBYE")
 
 
-def evidence_fn(registry):
+def evidence_fn(registry, heads=None):
     """The evaluator's evidence for a turn (annotated, else extracted from text at the default extraction
-    floor, with the corpus profile the schema loader attached)."""
+    floor, with the corpus profile the schema loader attached, and the learned heads as the Evaluator uses them)."""
     from sage_core.evaluator.compile import turn_evidence
-    return lambda turn, spec: turn_evidence(turn, spec, profile=registry.profile)
+    return lambda turn, spec: turn_evidence(turn, spec, profile=registry.profile, heads=heads)
 
 
 def value_match():
@@ -73,6 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="first N turns only (0 = all)")
     ap.add_argument("--slots", type=int, default=15, help="per-slot rows to print (by support)")
     ap.add_argument("--json", default=None, help="write every figure (incl. all slots) here")
+    ap.add_argument("--no-heads", action="store_true", help="keyword rules only (no learned heads)")
     args = ap.parse_args(argv)
     split = Path(args.data) / args.split
     if not split.is_dir():
@@ -85,7 +86,14 @@ def main(argv=None) -> int:
     turns = list(load_sgd_dialogues(str(split), registry))
     if args.limit:
         turns = turns[:args.limit]
-    fn, match = evidence_fn(registry), value_match()
+    heads = None
+    if not args.no_heads:
+        from sage_core.evaluator.text.heads import load_heads
+        heads = load_heads()
+        t0 = time.perf_counter()
+        heads.prefetch_replies([t.agent for t in turns])  # one batched encoder pass (as the Evaluator does per chunk)
+        print(f"heads: {heads.path}; encoded the replies in {time.perf_counter() - t0:.1f} s")
+    fn, match = evidence_fn(registry, heads), value_match()
     out = {}
     t0 = time.perf_counter()
     sc = measure_extraction(turns, registry, fn, match)
@@ -99,7 +107,7 @@ def main(argv=None) -> int:
         for schema in sorted(sgdx_root.glob("v*/schema.json")):
             vreg = load_schema(str(schema))
             vturns = remap_turns(turns, sgdx_slot_map(registry, vreg), vreg)
-            vsc = measure_extraction(vturns, vreg, evidence_fn(vreg), match)
+            vsc = measure_extraction(vturns, vreg, evidence_fn(vreg, heads), match)
             name = schema.parent.name
             out[name] = vsc.as_dict()
             print_scores(f"SGD-X {name}", vsc, 0)

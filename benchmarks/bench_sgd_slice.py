@@ -91,6 +91,7 @@ def multi_seed(turns, registry, seeds, args) -> int:
     res: dict[str, list[dict]] = {"annotated": [], "text-only": []}
     calib: dict[str, tuple[list, list]] = {"annotated": ([], []), "text-only": ([], [])}
     timing: dict[str, list[float]] = {"annotated": [], "text-only": []}
+    empty: dict[str, list[int]] = {"annotated": [], "text-only": []}  # correctness of turns without criteria
     print(f"{len(seeds)} slices (n={args.n}, rate 0.5, seeds {','.join(map(str, seeds))}, injection "
           f"{args.injection}, split {Path(args.data).name}); SAGE-Core, S2 backend {args.s2_backend}")
     print(f"{'seed':>4} {'variant':<10} {'F1':>6} {'P':>6} {'R':>6} {'fp':>4} {'fn':>4} {'und':>4}  "
@@ -108,9 +109,14 @@ def multi_seed(turns, registry, seeds, args) -> int:
             y = [1 if t.gold.label == "failure" else 0 for t in ts]
             calib[variant][0].extend(verdict_correctness(y, [1 if v.predicted_failure else 0 for v in vs]))
             calib[variant][1].extend(v.confidence for v in vs)
+            empty[variant].extend(c for c, v in zip(calib[variant][0][-len(vs):], vs) if not v.traces)
             print(f"{seed:>4} {variant:<10} {r['f1']:6.3f} {r['precision']:6.3f} {r['recall']:6.3f} "
                   f"{r['fp']:>4} {r['fn']:>4} {r['undecided']:>4}  "
                   + " ".join(f"{'—' if x is None else f'{x:.3f}':>6}" for x in r["rec"].values()))
+    for variant, cs in empty.items():
+        if cs:
+            print(f"turns without a compiled criterion, {variant}: {len(cs)}, accuracy {sum(cs) / len(cs):.3f} "
+                  f"(their confidence: aggregate.EMPTY_{'ANNOTATED' if variant == 'annotated' else 'EXTRACTED'})")
     print(f"\nS2 backend: {ev.s2_backend_name}")
     print("mean ± sd over seeds (sample sd):")
     for variant, rs in res.items():
@@ -198,6 +204,10 @@ def main(argv=None) -> int:
     n_crit = sum(stages.values())
     undecided = sum(v.label.value == "undecided" for v in vs)
 
+    for variant, cs in empty.items():
+        if cs:
+            print(f"turns without a compiled criterion, {variant}: {len(cs)}, accuracy {sum(cs) / len(cs):.3f} "
+                  f"(their confidence: aggregate.EMPTY_{'ANNOTATED' if variant == 'annotated' else 'EXTRACTED'})")
     print(f"\nS2 backend: {ev.s2_backend_name}")
     print(f"F1 {f1:.3f} [95% CI {lo:.3f}, {hi:.3f}]  P {m['precision']:.3f}  R {m['recall']:.3f}  "
           f"(tp {m['tp']}, fp {m['fp']}, fn {m['fn']}); undecided turns {undecided}")

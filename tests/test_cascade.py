@@ -114,7 +114,8 @@ def _trace(decision, margin, stage=Stage.S2_SYMBOLIC):
 
 
 def test_aggregation_rules():
-    assert aggregate([]) == (TurnLabel.ACCEPTABLE, 1.0)
+    assert aggregate([]) == (TurnLabel.ACCEPTABLE, 0.95)  # no criterion: not the most confident (EMPTY_ANNOTATED)
+    assert aggregate([], empty_confidence=0.8) == (TurnLabel.ACCEPTABLE, 0.8)
     assert aggregate([_trace(Decision.FALSE, 1.0, Stage.S1), _trace(Decision.FALSE, 0.4)]) == \
         (TurnLabel.ACCEPTABLE, 0.4)
     assert aggregate([_trace(Decision.TRUE, 0.7), _trace(Decision.ABSTAIN, 0.1, Stage.NONE)]) == \
@@ -127,7 +128,8 @@ def test_turn_without_criteria_is_acceptable(core):
     t = make_turn("Thanks!", "You're welcome.", {"location": "San Jose"}, {"location": "San Jose"}, [],
                   [AgentAct("GOODBYE")])
     v = core.evaluate_turn(t)
-    assert v.traces == [] and v.label == TurnLabel.ACCEPTABLE and v.confidence == 1.0
+    # nothing was checked: acceptable, but not automatically the most confident turn (aggregate.EMPTY_ANNOTATED)
+    assert v.traces == [] and v.label == TurnLabel.ACCEPTABLE and v.confidence == 0.95
 
 
 def test_clean_real_sgd_turns_have_few_false_positives(shared_data, core):

@@ -108,12 +108,25 @@ def test_slot_not_in_schema(files):
                         "slot.jsonl", "line 2", "state_after.stars", "not in the schema")
 
 
-def test_act_slot_not_in_schema(files):
+def test_request_of_a_slot_not_in_schema_is_a_wnf(files):
+    # issue 9: an agent act naming a slot outside the workflow is behaviour to judge (WNF), not an input error
     tmp, schema, _, d = files
     p = tmp / "act.jsonl"
     p.write_text(json.dumps(dict(d, agent_acts=[{"act": "REQUEST", "slot": "party_size"}])) + "\n")
+    r = run_cli("--slice", p, "--schema", schema, "--out", tmp / "o.jsonl")
+    assert r.returncode == 0, r.stderr
+    v = json.loads((tmp / "o.jsonl").read_text().splitlines()[0])
+    assert v["label"] == "failure"
+    assert any(c["criterion"]["id"].endswith(":WNF:party_size") and c["final"]["decision"] == "true"
+               for c in v["criteria"]), v
+
+
+def test_state_slot_not_in_schema_stays_an_input_error(files):
+    tmp, schema, _, d = files
+    p = tmp / "state.jsonl"
+    p.write_text(json.dumps(dict(d, state_after={**d["state_after"], "party_size": "4"})) + "\n")
     _assert_input_error(run_cli("--slice", p, "--schema", schema, "--out", tmp / "o.jsonl"),
-                        "act.jsonl", "line 1", "agent_acts[0].slot", "party_size")
+                        "state.jsonl", "line 1", "state_after.party_size", "party_size")
 
 
 def test_missing_schema_file(files):

@@ -97,8 +97,6 @@ def test_one_uv_per_written_value_and_none_for_unchanged():
 
 @pytest.mark.parametrize("field,mutate", [
     ("user_values[0].slot", lambda t: setattr(t, "user_values", [UserValue("cuisine", "Thai")])),
-    ("agent_acts[1].slot", lambda t: setattr(t, "agent_acts", [AgentAct("INFORM_COUNT", "count", "3"),
-                                                               AgentAct("REQUEST", "party_size")])),
     ("state_after.stars", lambda t: t.state_after.update(stars="4")),
 ])
 def test_unknown_slot_raises_naming_the_field(field, mutate):
@@ -108,6 +106,14 @@ def test_unknown_slot_raises_naming_the_field(field, mutate):
         compile_turn(t, SPEC)
     assert e.value.field == field
     assert "not in the schema" in str(e.value)
+
+
+def test_request_of_a_slot_outside_the_schema_is_a_wnf_not_an_input_error():
+    t = clean_turn()
+    t.agent_acts = [AgentAct("INFORM_COUNT", "count", "3"), AgentAct("REQUEST", "party_size")]
+    wnf = [c for c in compile_turn(t, SPEC) if c.type == FailureClass.WNF]
+    assert [(c.args["slot"], c.args["in_schema"]) for c in wnf] == [("party_size", False)]
+    assert "party_size" not in wnf[0].args["legal"]
 
 
 def test_extraction_when_annotations_absent():

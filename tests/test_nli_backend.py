@@ -80,11 +80,16 @@ def test_evaluator_runs_the_nli_backend(models, monkeypatch):
     v = ev.evaluate_turn(t)
     tr = [x for x in v.traces if x.criterion.type.value == "IUV"][0]
     assert tr.attempts[-1].stage.value == "S2-encoder" and v.s2_backend == f"nli: {a}"
-    # the NLI margin of the paraphrase pair decides (or abstains below tau): check it is that number
+    # the NLI margin decides (or abstains below tau): premise = the dialogue window (history + u_t),
+    # hypothesis = the claim in words (slot description + the value s_t holds); check it is that number
     backend = NLIBackend(model=str(a))
-    pair = backend.paraphrase_margin_pair("science fiction", "sci fi", REGISTRY.get(t.workflow).describe_slot("category"))
-    assert pair == ("The category of food offered by the restaurant is science fiction.",
-                    "The category of food offered by the restaurant is sci fi.")
+    from sage_core.evaluator.verify.s1 import TurnContext
+    spec = REGISTRY.get(t.workflow)
+    pair = backend.support_pair(TurnContext(t, spec, t.user_values, t.agent_acts), spec.describe_slot("category"),
+                                "science fiction", "sci fi")
+    window = "\n".join([f"{'User' if u.speaker == 'user' else 'Agent'}: {u.text}" for u in t.history[-6:]]
+                       + ["User: I feel like sci fi."])
+    assert pair == (window, "The category of food offered by the restaurant is science fiction.")
     m = backend.score_pairs([pair], "para")[0]
     assert tr.attempts[-1].margin == pytest.approx(abs(m), abs=1e-6)
 

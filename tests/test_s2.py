@@ -83,7 +83,10 @@ def test_wnf_and_pc_from_text_cues(ev):
     st = {"location": "San Jose", "restaurant_name": "Sushi Taro"}
     t = text_only("Thanks.", "Where would you like to eat?", st, st)
     v, f = finals(ev, t)
-    assert f[("WNF", "location")].final.decision == Decision.TRUE and f[("WNF", "location")].final.stage == Stage.S2_SYMBOLIC
+    # the learned slot head reads the request: its calibrated probability p gives the S2-encoder margin 1 - 2p
+    w = f[("WNF", "location")]
+    assert w.final.decision == Decision.TRUE and w.final.stage == Stage.S2_ENCODER and w.criterion.args["source"] == "head"
+    assert w.final.margin == pytest.approx(abs(1 - 2 * w.criterion.args["confidence"]))
     pc = text_only("Sushi Taro please.", "Great, I have booked your table at Sushi Taro.", {"location": "San Jose"},
                    {"location": "San Jose", "restaurant_name": "Sushi Taro"})
     v, f = finals(ev, pc)

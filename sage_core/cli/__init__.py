@@ -20,6 +20,8 @@ COMMANDS = {
     "baseline": ("sage_core.llm.baselines.cli", "run an LLM-judge baseline (G-Eval, FrugalGPT, direct) over a slice"),
     "load-agent-logs": ("sage_core.corpora.agent_logs.cli",
                         "turn tool-calling agent logs (OpenAI transcripts, tau-bench) into a slice + spec"),
+    "train-heads": ("sage_core.science.heads.train",
+                    "train the learned act / requested-slot heads on SGD train, calibrate on dev, write the JSON"),
 }
 
 

@@ -34,6 +34,9 @@ def add_arguments(p) -> None:
     p.add_argument("--ray-address", default=None,
                    help="ray engine: address of an existing Ray cluster (default: RAY_ADDRESS, else a local instance)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--heads", default=None,
+                   help="learned act / requested-slot heads JSON for text-only turns (default: the committed one)")
+    p.add_argument("--no-heads", action="store_true", help="text-only turns: keyword rules only, no learned heads")
 
 
 def _progress(quiet: bool):
@@ -73,6 +76,11 @@ def run(args) -> int:
     registry = load_schema(args.schema)
     settings = get_settings()  # the entry point reads the environment; the library gets plain arguments
     cfg = CascadeConfig.from_settings(args.config, settings, s2_backend=args.s2, tau=args.tau)
+    cfg.use_heads = not args.no_heads
+    cfg.heads_path = args.heads
+    if cfg.use_heads and args.heads:
+        from sage_core.evaluator.text.heads import load_heads
+        load_heads(args.heads)  # a missing or corrupt file fails here, naming it, before any work
     metrics = OnlineMetrics()
     update, bar = _progress(args.quiet)
     try:

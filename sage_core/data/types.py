@@ -70,6 +70,9 @@ class AgentAct:
     slot: Optional[str] = None
     value: Optional[str] = None
     confidence: float = 1.0  # 1.0 = annotated; <1 = extracted from the reply
+    # who extracted it: "" (annotated), "rule" (keyword cues) or "head" (a learned head: confidence is a
+    # calibrated probability, and the S2 decision on it is S2-encoder's)
+    source: str = ""
 
 
 @dataclass

@@ -22,7 +22,7 @@ from sage_core.data.types import (
     TurnVerdict,
     Verdict,
 )
-from sage_core.evaluator.aggregate import aggregate
+from sage_core.evaluator.aggregate import EMPTY_ANNOTATED, EMPTY_EXTRACTED, aggregate
 from sage_core.evaluator.compile import DEFAULT_EXTRACTION_FLOOR, compile_with_evidence
 from sage_core.evaluator.repair import repairs
 from sage_core.evaluator.verify.s1 import TurnContext, verify_s1
@@ -51,6 +51,10 @@ class CascadeConfig:
     s3_open_class: tuple[str, ...] = OPEN_CLASS_DEFAULT
     nli_model: Optional[str] = None
     chunk_size: int = 64  # turns per S2 batch in evaluate()
+    # learned act / requested-slot heads for turns without annotated agent acts (text-only): on by default,
+    # read from the committed artifact (heads_path None) or the given JSON; use_heads=False = keyword rules only
+    use_heads: bool = True
+    heads_path: Optional[str] = None
 
     @classmethod
     def named(cls, name: str, s2_backend: Optional[str] = None, tau: Optional[float] = None,
@@ -103,11 +107,25 @@ class Evaluator:
     """Runs one cascade config over turns of the workflows in ``registry``."""
 
     def __init__(self, registry: WorkflowRegistry, config: Optional[CascadeConfig] = None,
-                 s2: Optional[GroundingBackend] = None, s3: Any = None):
+                 s2: Optional[GroundingBackend] = None, s3: Any = None, heads: Any = None):
         self.registry = registry
         self.config = config or CascadeConfig.named("sage-core")
         self._s2 = s2
         self._s3 = s3
+        self._heads = heads
+
+    @property
+    def heads(self) -> Any:
+        """The learned heads (loaded on the first text-only turn); None when ``config.use_heads`` is off.
+
+        A missing or corrupt heads file is a ``SageInputError`` naming the file.
+        """
+        if not self.config.use_heads:
+            return None
+        if self._heads is None:
+            from sage_core.evaluator.text.heads import load_heads
+            self._heads = load_heads(self.config.heads_path)
+        return self._heads
 
     # --- stages (lazy) -----------------------------------------------------------
     @property
@@ -159,11 +177,20 @@ class Evaluator:
         stages = self.config.stages
         work: list[_Work] = []
         profile = self.registry.profile
+        text_only = [t for t in turns if t.agent_acts is None]
+        heads = self.heads if text_only else None
+        if heads is not None:  # one batched encoder call for the chunk's replies
+            t0 = time.perf_counter()
+            heads.prefetch_replies([t.agent for t in text_only])
+            prefetch_ms = (time.perf_counter() - t0) * 1000 / len(text_only)
         for turn in turns:  # compile + S1
             t0 = time.perf_counter()
             w = _Work(turn)
+            if heads is not None and turn.agent_acts is None:
+                w.ms += prefetch_ms
             spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
-            w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, profile)
+            w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, profile,
+                                                          heads if turn.agent_acts is None else None)
             w.ctx = TurnContext(turn, spec, uvs, acts, profile)
             for c in w.criteria:
                 att: list[Verdict] = []
@@ -175,7 +202,7 @@ class Evaluator:
                         final = v
                 w.attempts.append(att)
                 w.final.append(final)
-            w.ms = (time.perf_counter() - t0) * 1000
+            w.ms += (time.perf_counter() - t0) * 1000
             work.append(w)
         if Stage.S2 in stages:  # one batched S2 call for the whole chunk
             todo = [(w, i) for w in work for i, f in enumerate(w.final) if f is None]
@@ -206,7 +233,8 @@ class Evaluator:
         for w in work:
             traces = [CriterionTrace(c, att, f or _abstain_all())
                       for c, att, f in zip(w.criteria, w.attempts, w.final)]
-            label, conf = aggregate(traces)
+            annotated = w.turn.agent_acts is not None and w.turn.user_values is not None
+            label, conf = aggregate(traces, EMPTY_ANNOTATED if annotated else EMPTY_EXTRACTED)
             out.append(TurnVerdict(w.turn.turn_id, w.turn.dialogue_id, label, conf, traces, repairs(traces),
                                    self.config.name, s2_name, round(w.ms, 3), w.paid_calls,
                                    round(w.cost_usd, 8)))

@@ -24,7 +24,8 @@ Two inputs a loader may set when the turn's workflow or user side is a guess:
 """
 from __future__ import annotations
 
-from typing import Optional
+import dataclasses
+from typing import TYPE_CHECKING, Optional
 
 from sage_core.data.errors import SageInputError
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
@@ -51,6 +52,9 @@ from sage_core.evaluator.text.user_values import (
 )
 from sage_core.specs.workflow import WorkflowSpec
 from sage_core.evaluator.tool_steps import compile_tool_step, is_tool_step
+
+if TYPE_CHECKING:
+    from sage_core.evaluator.text.heads import Heads
 
 # Evidence (annotated or extracted) below this confidence compiles no criterion: dropped rather than guessed.
 DEFAULT_EXTRACTION_FLOOR = 0.5
@@ -123,30 +127,37 @@ def _slot_span(text: str, spec: WorkflowSpec, slot: str, profile: CorpusProfile)
 
 
 def validate_turn(turn: Turn, spec: WorkflowSpec) -> None:
-    """Every slot the turn names (states, user values, agent acts) must be in the schema."""
+    """Every slot the states and user values name must be in the schema (else an input error naming the field).
+
+    Agent acts are the agent's behaviour, not input structure: an act naming a slot outside the workflow is
+    judged (a REQUEST of it is a WNF, since it cannot be in Next(W, s)), never rejected.
+    """
     for fld, st in (("state_before", turn.state_before), ("state_after", turn.state_after)):
         for slot in st:
             _check_slot(spec, slot, f"{fld}.{slot}", turn, allow_pseudo=False)
     _check_slots(spec, turn.user_values or [], "user_values", turn, allow_pseudo=False)
-    _check_slots(spec, turn.agent_acts or [], "agent_acts", turn, allow_pseudo=True)
 
 
 def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
-                  profile: CorpusProfile = EMPTY_PROFILE) -> tuple[list[UserValue], list[AgentAct]]:
-    """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent."""
+                  profile: CorpusProfile = EMPTY_PROFILE, heads: Optional["Heads"] = None
+                  ) -> tuple[list[UserValue], list[AgentAct]]:
+    """Annotated user values / agent acts, or extracted ones (confidence < 1) when absent.
+
+    ``heads``: the learned act / requested-slot heads (``evaluator.text.heads``) used for extracted agent acts;
+    None extracts with the keyword rules only.
+    """
     if turn.user_values is not None:
         _check_slots(spec, turn.user_values, "user_values", turn, allow_pseudo=False)
         uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
     else:
         uvs = extract_user_values(turn, spec, floor, profile)
     if turn.agent_acts is not None:
-        _check_slots(spec, turn.agent_acts, "agent_acts", turn, allow_pseudo=True)
         acts = [a for a in turn.agent_acts if a.confidence >= floor]
     else:
-        acts = extract_agent_acts(turn, spec, floor, profile)
+        acts = extract_agent_acts(turn, spec, floor, profile, heads)
         wconf = workflow_confidence(turn)
         if wconf < 1.0:
-            acts = [a if a.act not in REQUEST_ACTS else AgentAct(a.act, a.slot, a.value, round(a.confidence * wconf, 3))
+            acts = [a if a.act not in REQUEST_ACTS else dataclasses.replace(a, confidence=round(a.confidence * wconf, 3))
                     for a in acts]
             acts = [a for a in acts if a.confidence >= floor]
     return uvs, acts
@@ -162,19 +173,19 @@ def workflow_confidence(turn: Turn) -> float:
 
 
 def compile_turn(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
-                 profile: CorpusProfile = EMPTY_PROFILE) -> list[Criterion]:
+                 profile: CorpusProfile = EMPTY_PROFILE, heads: Optional["Heads"] = None) -> list[Criterion]:
     """All criteria for one turn, in a fixed order: IUV, WNF, PC, UV."""
-    return compile_with_evidence(turn, spec, floor, profile)[0]
+    return compile_with_evidence(turn, spec, floor, profile, heads)[0]
 
 
 def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
-                          profile: CorpusProfile = EMPTY_PROFILE
+                          profile: CorpusProfile = EMPTY_PROFILE, heads: Optional["Heads"] = None
                           ) -> tuple[list[Criterion], list[UserValue], list[AgentAct]]:
     """``compile_turn`` plus the user values / agent acts it compiled from (for the verifiers)."""
     validate_turn(turn, spec)
     if is_tool_step(turn, spec):  # a tool-calling agent's step: its own criteria (README, "Tool-calling agents")
         return compile_tool_step(turn, spec), [], []
-    uvs, acts = turn_evidence(turn, spec, floor, profile)
+    uvs, acts = turn_evidence(turn, spec, floor, profile, heads)
     diff = StateDiff.between(turn.state_before, turn.state_after)
     out: list[Criterion] = []
     seen: dict[str, int] = {}
@@ -209,12 +220,14 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
     user_slots = {uv.slot for uv in uvs}
     asked: set[str] = set()
     for a in acts:
-        if a.act not in REQUEST_ACTS or not a.slot or a.slot in asked or not spec.has_slot(a.slot):
+        if a.act not in REQUEST_ACTS or not a.slot or a.slot in asked:
             continue
+        # a slot outside the workflow's schema is never in Next(W, s): the request is a WNF, not an input error
         asked.add(a.slot)
         out.append(Criterion(
             cid("WNF", a.slot), FailureClass.WNF,
             {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
+             "source": a.source, "in_schema": spec.has_slot(a.slot),
              "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)},
             "agent", _slot_span(turn.agent, spec, a.slot, profile),
             f"the agent requests {a.slot}, which is not a legal next field"))
@@ -234,7 +247,9 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
         out.append(Criterion(
             cid("PC", None), FailureClass.PC,
             {"missing": missing, "untracked": unknown, "acts": sorted({a.act for a in confirms}),
-             "confidence": min(a.confidence for a in confirms), "required": list(spec.outcome_slots or spec.required)},
+             "confidence": min(a.confidence for a in confirms),
+             "source": "head" if all(a.source == "head" for a in confirms) else
+             ("" if all(not a.source for a in confirms) else "rule"), "required": list(spec.outcome_slots or spec.required)},
             "agent", cue[2] if cue else None,
             "the agent confirms while required slots are still empty"))
     # UV: one per value written in Delta_t

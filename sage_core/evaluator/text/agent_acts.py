@@ -3,7 +3,7 @@ Every act carries a confidence < 1.0 so S1 never decides on it."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import AgentAct, Turn
@@ -27,6 +27,9 @@ from sage_core.evaluator.text.normalize import (
 from sage_core.evaluator.text.sentences import sentences
 from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
 from sage_core.specs.workflow import WorkflowSpec
+
+if TYPE_CHECKING:
+    from sage_core.evaluator.text.heads import Heads
 
 
 def confirmation_cue(text: str) -> Optional[tuple[str, float, Span]]:
@@ -155,9 +158,63 @@ def _restates_bool(turn: Turn, spec: WorkflowSpec, profile: CorpusProfile) -> bo
     return False
 
 
+def _rule_confirmation(turn: Turn, spec: WorkflowSpec, profile: CorpusProfile) -> Optional[tuple[str, float, Span]]:
+    cue = confirmation_cue(turn.agent)
+    if cue and cue[0] == "CONFIRM":
+        # a confirmation restates what it confirms; "just to verify you tried the code?" names no value
+        values = [v for v in {**turn.state_before, **turn.state_after}.values()
+                  if v and str(v).strip() and str(v).lower() not in ("true", "false", "dontcare")]
+        if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec, profile):
+            cue = (cue[0], min(cue[1], 0.45), cue[2])
+    return cue
+
+
+COMMIT_ACTS = ("CONFIRM", "NOTIFY_SUCCESS")
+
+
+def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float = 0.5,
+                    profile: CorpusProfile = EMPTY_PROFILE) -> list[AgentAct]:
+    """Acts from the learned heads, with the keyword rules as high-precision shortcuts beside them.
+
+    CONFIRM / NOTIFY_SUCCESS: the act head's calibrated probability, kept at or above its dev-chosen threshold
+    (and the extraction floor). REQUEST: every slot of the workflow's schema is scored against each question
+    sentence of the reply by the slot head, kept at or above its threshold. A rule cue that the heads do not
+    confirm is kept with its rule confidence (``source="rule"``).
+    """
+    from sage_core.evaluator.text.heads import single_thread_blas
+    acts: list[AgentAct] = []
+    slots = [(s, spec.slots[s].description) for s in sorted(spec.slots)]
+    with single_thread_blas():
+        probs = heads.act_probs(turn.agent)
+        requested = heads.requested(turn.agent, slots)
+    for act in COMMIT_ACTS:
+        p = probs.get(act, 0.0)
+        if p >= max(heads.act_threshold.get(act, 0.5), floor):
+            acts.append(AgentAct(act, None, None, p, source="head"))
+    if not acts:
+        cue = _rule_confirmation(turn, spec, profile)
+        if cue and cue[1] >= floor:
+            acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
+    thr = max(heads.slot_threshold, floor)
+    found = {s: p for s, p in requested.items() if p >= thr}
+    for s in sorted(found, key=lambda k: (-found[k], k)):
+        acts.append(AgentAct("REQUEST", s, None, found[s], source="head"))
+    known = {**turn.state_before, **turn.state_after}
+    for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
+        if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT:
+            acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
+    return acts
+
+
+# a keyword request the slot head did not confirm is kept only from this rule confidence up
+RULE_REQUEST_SHORTCUT = 0.8  # chosen on dev (every 6th dev turn): P 0.921 / R 0.710 vs 0.910 / 0.727 at 0.75
+
+
 def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
-                       profile: CorpusProfile = EMPTY_PROFILE) -> list[AgentAct]:
-    """REQUEST and CONFIRM/NOTIFY_SUCCESS acts recovered from the agent reply."""
+                       profile: CorpusProfile = EMPTY_PROFILE, heads: Optional["Heads"] = None) -> list[AgentAct]:
+    """REQUEST and CONFIRM/NOTIFY_SUCCESS acts recovered from the agent reply (rules only when ``heads`` is None)."""
+    if heads is not None:
+        return head_agent_acts(turn, spec, heads, floor, profile)
     acts: list[AgentAct] = []
     cue = confirmation_cue(turn.agent)
     if cue and cue[0] == "CONFIRM":
@@ -167,9 +224,9 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
         if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec, profile):
             cue = (cue[0], min(cue[1], 0.45), cue[2])
     if cue and cue[1] >= floor:
-        acts.append(AgentAct(cue[0], None, None, cue[1]))
+        acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     known = {**turn.state_before, **turn.state_after}
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
         if conf >= floor:
-            acts.append(AgentAct("REQUEST", slot, None, conf))
+            acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
     return acts

@@ -12,7 +12,7 @@ import numpy as np
 
 from sage_core.data.errors import ModelUnavailableError
 from sage_core.data.settings import DEFAULT_NLI_MODEL
-from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend
+from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend, claim_in_words, dialogue_window
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
@@ -161,8 +161,13 @@ class NLIBackend(GroundingBackend):
         return self
 
     def paraphrase_margin_pair(self, a: str, b: str, slot_desc: str) -> tuple[str, str]:
-        d = re.sub(r"^(the|a|an)\s+", "", slot_desc.strip().rstrip(".").lower())
-        return (f"The {d} is {a}.", f"The {d} is {b}.")
+        """Two values as claims (used where no dialogue is at hand)."""
+        return (claim_in_words(slot_desc, a), claim_in_words(slot_desc, b))
+
+    def support_pair(self, ctx, slot_desc: str, claimed: str, evidence: str) -> tuple[str, str]:
+        """premise = the dialogue window (history + u_t), hypothesis = the claim in words (slot description +
+        value): m = p(entailment) - p(contradiction) says whether what was said supports slot = value."""
+        return (dialogue_window(ctx), claim_in_words(slot_desc, claimed))
 
     def score_pairs(self, pairs: list[tuple[str, str]], kind: str) -> list[float]:
         todo = [p for p in pairs if p not in self._cache]

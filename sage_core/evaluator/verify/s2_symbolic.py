@@ -104,6 +104,14 @@ class GroundingBackend:
     def paraphrase_margin_pair(self, a: str, b: str, slot_desc: str) -> tuple[str, str]:
         return a, b
 
+    def support_pair(self, ctx: TurnContext, slot_desc: str, claimed: str, evidence: str) -> tuple[str, str]:
+        """The text pair scored for "the dialogue supports slot = ``claimed``".
+
+        A paraphrase encoder (MiniLM) compares the closest stretch of evidence with the value; an NLI backend
+        overrides this with premise = the dialogue window, hypothesis = the claim in words.
+        """
+        return self.paraphrase_margin_pair(evidence, claimed, slot_desc)
+
     # --- public API --------------------------------------------------------
     def verify(self, c: Criterion, ctx: TurnContext) -> Verdict:
         return self.verify_many([(c, ctx)])[0]
@@ -172,27 +180,43 @@ class GroundingBackend:
             m = s[0] if s[0] >= 0 else s[0] * conf
             return decide(m, self.tau, f"paraphrase score of s_t {held!r} vs user's {value!r}: {s[0]:+.2f}",
                           f"state_after.{slot}", stage=Stage.S2_ENCODER)
-        return self._pending([self.paraphrase_margin_pair(held, value, desc)], "para", finish)
+        return self._pending([self.support_pair(ctx, desc, held, value)], "para", finish)
 
-    # --- WNF / PC (legality from W; the margin is the evidence confidence) ---------
+    # --- WNF / PC (legality from W; the margin comes from the evidence confidence) ---------
+    @staticmethod
+    def _act_margins(c: Criterion) -> tuple[float, float, Stage]:
+        """(margin when the act breaks W, margin when it does not, stage).
+
+        An act found by a learned head carries a calibrated probability p that the act is in the reply: the
+        failure is present with probability p when the act breaks W, so m = p(absent) - p(present) = 1 - 2p
+        (stage S2-encoder); when it does not, the verdict "no failure" rests on the act being read right, m = p.
+        Annotated and keyword-rule acts keep the named scale (S2-symbolic): m = -/+ confidence.
+        """
+        p = _conf(c)
+        if c.args.get("source") == "head" and p < 1.0:
+            return 1.0 - 2.0 * p, p, Stage.S2_ENCODER
+        conf = ANNOTATED_ACT_SCALE * p if p >= 1.0 else p
+        return -conf, conf, Stage.S2_SYMBOLIC
+
     def plan_wnf(self, c: Criterion, ctx: TurnContext) -> Planned:
-        conf = ANNOTATED_ACT_SCALE * _conf(c) if _conf(c) >= 1.0 else _conf(c)
+        bad, good, stage = self._act_margins(c)
         slot, legal = c.args["slot"], set(c.args["legal"])
         if slot not in legal:
-            return decide(-conf, self.tau, f"request of {slot} (confidence {_conf(c):.2f}) is outside Next(W, s) = "
-                                           f"{sorted(legal)}", "agent")
+            where = "" if c.args.get("in_schema", True) else " (not a slot of this workflow)"
+            return decide(bad, self.tau, f"request of {slot}{where} (confidence {_conf(c):.2f}) is outside "
+                                         f"Next(W, s) = {sorted(legal)}", "agent", stage=stage)
         if c.args.get("just_supplied") and c.args.get("filled_after"):
-            return decide(-conf, self.tau, f"re-request of {slot}, which the user just supplied", "agent")
-        return decide(conf, self.tau, f"{slot} is a legal next field", "agent")
+            return decide(bad, self.tau, f"re-request of {slot}, which the user just supplied", "agent", stage=stage)
+        return decide(good, self.tau, f"{slot} is a legal next field", "agent", stage=stage)
 
     def plan_pc(self, c: Criterion, ctx: TurnContext) -> Planned:
-        conf = ANNOTATED_ACT_SCALE * _conf(c) if _conf(c) >= 1.0 else _conf(c)
+        bad, good, stage = self._act_margins(c)
         if c.args["missing"]:
-            return decide(-conf, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
-                                           "are empty", "agent")
+            return decide(bad, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
+                                         "are empty", "agent", stage=stage)
         if c.args.get("untracked"):
             return decide(M_UNDECIDABLE, self.tau, f"required slots {c.args['untracked']} are not tracked by this state source")
-        return decide(conf, self.tau, "every required slot is filled", "agent")
+        return decide(good, self.tau, "every required slot is filled", "agent", stage=stage)
 
     # --- UV ------------------------------------------------------------------
     def plan_uv(self, c: Criterion, ctx: TurnContext) -> Planned:
@@ -240,7 +264,7 @@ class GroundingBackend:
 
         def finish(s: list[float]) -> Verdict:
             return decide(s[0], self.tau, f"closest mention {best!r} vs {value!r}: {s[0]:+.2f}", stage=Stage.S2_ENCODER)
-        return self._pending([self.paraphrase_margin_pair(best, value, desc)], "para", finish)
+        return self._pending([self.support_pair(ctx, desc, value, best)], "para", finish)
 
     def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
         kws = bool_keywords(ctx.spec, slot, ctx.profile)
@@ -254,6 +278,24 @@ class GroundingBackend:
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
         return decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
+
+
+WINDOW_UTTERANCES = 6  # history utterances before u_t in the NLI premise
+
+
+def dialogue_window(ctx: TurnContext, k: int = WINDOW_UTTERANCES) -> str:
+    """The NLI premise: the last ``k`` history utterances and u_t, one "Speaker: text" line each."""
+    lines = [f"{'User' if u.speaker == 'user' else 'Agent'}: {u.text.strip()}"
+             for u in ctx.turn.history[-k:] if (u.text or "").strip()]
+    if (ctx.turn.user or "").strip():
+        lines.append(f"User: {ctx.turn.user.strip()}")
+    return "\n".join(lines)
+
+
+def claim_in_words(slot_desc: str, value: str) -> str:
+    """The NLI hypothesis: "The <slot description> is <value>."."""
+    d = re.sub(r"^(the|a|an)\s+", "", slot_desc.strip().rstrip(".").lower())
+    return f"The {d} is {value}."
 
 
 def _typed_values(a: str, b: str, vt: str) -> bool:

@@ -1,0 +1,272 @@
+"""Learned, schema-driven heads on the frozen all-MiniLM-L6-v2 encoder (applied with numpy).
+
+Two small heads (one hidden ReLU layer each, scikit-learn MLPs), trained by ``python -m sage_core train-heads``
+and committed as ``heads.json`` beside this file (plain JSON weights: no pickle, loaded offline):
+
+- **act head**: the embedding of an agent reply (or sentence) -> one probability per dialogue act (REQUEST,
+  CONFIRM, NOTIFY_SUCCESS, OFFER, INFORM, ...), multi-label, Platt-calibrated per act;
+- **slot head**: a request sentence against *every* slot of the workflow's schema. The slot is embedded
+  from its name and description (``slot_text``), and the pair is scored from schema-free features
+  (elementwise product, absolute difference, cosine), so slots of services never seen in training,
+  renamed / paraphrased schemas and slots outside the current intent are scored the same way; a listwise
+  logistic stage then weighs each slot's score against the other slots of the schema and the sentence's
+  request score (``rank_features``).
+
+Probabilities are calibrated (Platt scaling fitted on held-out data), so an extracted act's confidence
+is a probability and the S2 margin built from it (``1 - 2p`` for "failure absent") is meaningful.
+Keyword rules stay as high-precision shortcuts in ``agent_acts``; paraphrases are the heads' job.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from sage_core.data.errors import SageInputError
+
+DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
+FORMAT = "sage-heads/1"
+DIM = 384
+_LOADED: dict[str, "Heads"] = {}
+
+Embedder = Callable[[list[str]], dict[str, np.ndarray]]
+
+
+def slot_text(name: str, description: str) -> str:
+    """How a slot is put to the encoder: its name in words and its description."""
+    words = re.sub(r"[_\-]+", " ", name).strip()
+    desc = (description or "").strip()
+    return f"{words}: {desc}" if desc else words
+
+
+def _sentences(text: str) -> list[tuple[str, int]]:
+    from sage_core.evaluator.text.sentences import sentences
+    return sentences(text or "")
+
+
+def question_sentences(text: str) -> list[str]:
+    """The sentences a request can sit in: the questions of the reply, or the whole reply when none is one."""
+    from sage_core.evaluator.text.sentences import sentences
+    qs = [s.strip() for s, _ in sentences(text or "") if s.rstrip().endswith("?") and len(s.strip()) > 1]
+    return qs or ([text.strip()] if (text or "").strip() else [])
+
+
+def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Features of (sentence, slot) pairs: u*v, |u-v|, cosine. ``sent`` (d,) or (n, d), ``slots`` (n, d)."""
+    sent = np.broadcast_to(sent, slots.shape)
+    cos = np.sum(sent * slots, axis=1, keepdims=True)
+    return np.concatenate([sent * slots, np.abs(sent - slots), cos], axis=1)
+
+
+RANK_FEATURES = ["z", "z - max other z", "is top", "request logit of the sentence"]
+
+
+def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float]) -> np.ndarray:
+    """Listwise features of each (sentence, slot) pair given the pair scores ``z`` of all slots of its sentence."""
+    z = np.asarray(z, dtype=np.float64)
+    ids = np.asarray(sentence_ids)
+    out = np.zeros((len(z), 4))
+    for i in np.unique(ids):
+        idx = np.flatnonzero(ids == i)
+        zz = z[idx]
+        order = np.sort(zz)[::-1]
+        top, second = order[0], (order[1] if len(order) > 1 else order[0] - 10.0)
+        other = np.where(zz == top, second, top)
+        out[idx, 0] = zz
+        out[idx, 1] = zz - other
+        out[idx, 2] = (zz == top).astype(np.float64)
+    out[:, 3] = np.asarray(zreq, dtype=np.float64)
+    return out
+
+
+def mlp_logits(params: dict, X: np.ndarray) -> np.ndarray:
+    """One hidden ReLU layer: relu(X w1 + b1) w2 + b2."""
+    h = np.maximum(X @ params["w1"] + params["b1"], 0.0)
+    return h @ params["w2"] + params["b2"]
+
+
+_CONTROLLER: list = []
+
+
+def single_thread_blas():
+    """A context that runs numpy's BLAS on one thread: the heads' matrices are tiny, and a multi-threaded BLAS
+    on a busy machine spends more time waking threads than multiplying (measured 8x slower on 2 shared cores).
+    The same products, so the same numbers; without threadpoolctl (a scikit-learn dependency) it does nothing."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.append(ThreadpoolController())
+        except Exception:  # noqa: BLE001 - optional speed-up only
+            _CONTROLLER.append(None)
+    c = _CONTROLLER[0]
+    return c.limit(limits=1, user_api="blas") if c is not None else contextlib.nullcontext()
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+
+@dataclass
+class Heads:
+    """The loaded artifact; ``embed`` maps strings to normalised encoder vectors (MiniLM by default)."""
+
+    path: str
+    acts: list[str]
+    act_mlp: dict  # w1 (d, h), b1 (h,), w2 (h, k), b2 (k,)
+    act_platt: np.ndarray  # (k, 2): p = sigmoid(a * z + b)
+    act_threshold: dict[str, float]
+    slot_mlp: dict  # w1 (2d + 1, h), b1, w2 (h, 1), b2 (1,)
+    rank_w: np.ndarray  # (4,) listwise stage over RANK_FEATURES
+    rank_b: float
+    slot_platt: tuple[float, float]
+    slot_threshold: float
+    meta: dict
+    embed: Optional[Embedder] = None
+
+    # --- encoder --------------------------------------------------------------------------
+    def _embed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        if self.embed is None:
+            from sage_core.evaluator.verify.s2_encoders import embed  # lazy: loads MiniLM once per process
+            self.embed = embed
+        return self.embed(list(texts))
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed many strings in one batch (the cascade calls it per chunk of turns)."""
+        todo = sorted({t for t in texts if t})
+        if todo:
+            self._embed(todo)
+
+    def prefetch_replies(self, replies: Sequence[str]) -> None:
+        strings: list[str] = []
+        for r in replies:
+            if r and r.strip():
+                strings.append(r.strip())
+                strings.extend(question_sentences(r))
+        self.prefetch(strings)
+
+    # --- heads -------------------------------------------------------------------------------
+    def act_probs(self, text: str) -> dict[str, float]:
+        """Calibrated probability of each act for one agent reply."""
+        text = (text or "").strip()
+        if not text:
+            return {a: 0.0 for a in self.acts}
+        z = self._act_logits(text)
+        p = _sigmoid(self.act_platt[:, 0] * z + self.act_platt[:, 1])
+        return {a: float(round(x, 6)) for a, x in zip(self.acts, p)}
+
+    def _act_logits(self, text: str) -> np.ndarray:
+        e = self._embed([text])[text].astype(np.float64)
+        return mlp_logits(self.act_mlp, e[None, :])[0]
+
+    def slot_probs(self, sentence: str, slots: list[tuple[str, str]]) -> dict[str, float]:
+        """Calibrated p(the sentence asks for the slot) for every (name, description) in ``slots``: the pair
+        score of each slot, then a listwise stage (how far the slot stands above the others of the schema, and
+        how much the sentence reads as a request)."""
+        if not slots or not sentence.strip():
+            return {}
+        texts = [slot_text(n, d) for n, d in slots]
+        e = self._embed([sentence] + texts)
+        u = e[sentence].astype(np.float64)
+        v = np.stack([e[t] for t in texts]).astype(np.float64)
+        z = mlp_logits(self.slot_mlp, pair_features(u, v))[:, 0]
+        zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
+        s = rank_features(z, [0] * len(z), [zreq] * len(z)) @ self.rank_w + self.rank_b
+        p = _sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
+        return {n: float(round(x, 6)) for (n, _), x in zip(slots, p)}
+
+    def requested(self, text: str, slots: list[tuple[str, str]]) -> dict[str, float]:
+        """Slot -> best calibrated probability over the reply's question sentences (all slots, unthresholded).
+
+        A reply without a question ("They charge $296 per night.") is scored only when the act head reads it as
+        a request ("Please tell me the city."); otherwise an informing statement would be scored like a question.
+        """
+        best: dict[str, float] = {}
+        asks = any(s.rstrip().endswith("?") for s, _ in _sentences(text))
+        if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
+            return {n: 0.0 for n, _ in slots}
+        for sent in question_sentences(text):
+            for n, p in self.slot_probs(sent, slots).items():
+                if p > best.get(n, -1.0):
+                    best[n] = p
+        return best
+
+
+def _fail(path: Path, why: str) -> SageInputError:
+    return SageInputError(f"not a usable heads file: {why} (regenerate it with `python -m sage_core train-heads`)",
+                          file=str(path))
+
+
+def _array(d: dict, key: str, shape: tuple, path: Path) -> np.ndarray:
+    try:
+        a = np.asarray(d[key], dtype=np.float64)
+    except KeyError:
+        raise _fail(path, f"missing field '{key}'") from None
+    except (TypeError, ValueError):
+        raise _fail(path, f"field '{key}' is not numeric") from None
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise _fail(path, f"field '{key}' has shape {a.shape} (expected {shape}) or non-finite values")
+    return a
+
+
+def _mlp(d: dict, n_in: int, n_out: int, path: Path) -> dict:
+    if not isinstance(d.get("mlp"), dict):
+        raise _fail(path, "missing field 'mlp'")
+    m = d["mlp"]
+    try:
+        hidden = len(m["b1"])
+    except (KeyError, TypeError):
+        raise _fail(path, "missing field 'b1'") from None
+    return {"w1": _array(m, "w1", (n_in, hidden), path), "b1": _array(m, "b1", (hidden,), path),
+            "w2": _array(m, "w2", (hidden, n_out), path), "b2": _array(m, "b2", (n_out,), path)}
+
+
+def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = None) -> Heads:
+    """Read and check a heads artifact (default: the committed ``heads.json``); cached per path.
+
+    A missing, unreadable or malformed file is a ``SageInputError`` naming the file.
+    """
+    p = Path(path) if path is not None else DEFAULT_HEADS_PATH
+    key = str(p.resolve()) if p.exists() else str(p)
+    if embed is None and key in _LOADED:
+        return _LOADED[key]
+    if not p.is_file():
+        raise _fail(p, "not found")
+    try:
+        d = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise _fail(p, f"not valid JSON ({type(e).__name__})") from None
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise _fail(p, f"not a {FORMAT} file")
+    try:
+        acts = [str(a) for a in d["acts"]["names"]]
+        ad, sd = d["acts"], d["slots"]
+        k = len(acts)
+        if "REQUEST" not in acts:
+            raise _fail(p, "the act head has no REQUEST output")
+        h = Heads(
+            path=str(p), acts=acts, act_mlp=_mlp(ad, DIM, k, p),
+            act_platt=_array(ad, "platt", (k, 2), p),
+            act_threshold={str(a): float(t) for a, t in ad["threshold"].items()},
+            slot_mlp=_mlp(sd, 2 * DIM + 1, 1, p),
+            rank_w=_array(sd["rank"], "w", (len(RANK_FEATURES),), p), rank_b=float(sd["rank"]["b"]),
+            slot_platt=tuple(float(x) for x in sd["platt"]), slot_threshold=float(sd["threshold"]),
+            meta=dict(d.get("meta") or {}), embed=embed)
+    except SageInputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _fail(p, f"malformed ({type(e).__name__}: {e})") from None
+    if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
+        raise _fail(p, "malformed slot head")
+    if embed is None:
+        _LOADED[key] = h
+    return h
+
+
+__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "pair_features", "FORMAT",
+           "RANK_FEATURES", "rank_features", "mlp_logits"]

@@ -1,0 +1,328 @@
+"""Train the schema-driven heads (``sage_core/evaluator/text/heads``) on SGD train, choose and calibrate on dev.
+
+``python -m sage_core train-heads [--data ../shared/data] [--out PATH]``
+
+Protocol (docs/benchmarks.md): weights are fitted on ``sgd/train`` annotations only; the regularisation
+strength C, the Platt calibration and the decision thresholds are chosen on ``sgd/dev``; ``sgd/test`` is never
+read. Everything is seeded and the fits are deterministic (seeded MLP / lbfgs, sorted inputs), and weights are
+rounded to 6 decimals, so the same embeddings give the same file byte for byte. Known gap: batched MiniLM encodings
+vary in their last bits with batch composition, so a fresh full run is not yet byte-identical to the committed
+file (docs/benchmarks.md, "Reproducing heads.json").
+
+- act head: one reply (its annotated act set as labels) -> one-vs-rest logistic regression per act on the reply
+  embedding;
+- slot head: each question sentence of a reply (the whole reply when none is a question) paired with every slot
+  of its service; positive when the reply REQUESTs that slot. Slot renderings are varied in training
+  (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from sage_core.data.errors import SageInputError
+from sage_core.evaluator.text.heads import FORMAT, RANK_FEATURES, pair_features, question_sentences, rank_features, slot_text
+
+ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
+        "INFORM_COUNT", "OFFER_INTENT"]
+SEED = 0
+ALPHA_GRID = (1e-4, 1e-2)  # act head L2, chosen on dev log-loss
+ACT_HIDDEN, ACT_ITERS = 128, 60
+SLOT_HIDDEN, SLOT_ITERS, SLOT_ALPHA = 128, 25, 1e-4
+THRESHOLD_GRID = tuple(round(0.5 + 0.025 * i, 3) for i in range(19))  # 0.5 .. 0.95
+# decision thresholds: the most recall at this dev precision (a margin over the 0.90 target)
+DEV_PRECISION = {"acts": 0.95, "slots": 0.93}
+SIZES = {"train_replies": 4000, "train_requests": 2500, "dev_replies": 2000, "dev_requests": 1000}
+
+
+@dataclass
+class Split:
+    replies: list[tuple[str, frozenset]] = field(default_factory=list)  # (reply, act set)
+    # (group id, sentence, [(slot name, description)], requested slot names)
+    sentences: list[tuple[int, str, list[tuple[str, str]], frozenset]] = field(default_factory=list)
+
+
+def _load(folder: Path):
+    from sage_core.corpora import load_corpus
+    if not folder.is_dir():
+        raise SageInputError("training data folder not found (expected the SGD train/ and dev/ folders)",
+                             file=str(folder))
+    return load_corpus("sgd", str(folder))
+
+
+def collect(folder: Path, n_replies: int, n_requests: int, seed: int) -> Split:
+    """A seeded sample of annotated agent replies (acts) and request sentences (slots) of one split."""
+    turns, reg = _load(folder)
+    rows = []
+    for t in turns:
+        if t.agent_acts is None or not (t.agent or "").strip():
+            continue
+        spec = reg.get(t.workflow)
+        slots = sorted((s, spec.slots[s].description) for s in spec.slots)
+        req = frozenset(a.slot for a in t.agent_acts if a.act == "REQUEST" and a.slot in spec.slots)
+        rows.append((t.agent.strip(), frozenset(a.act for a in t.agent_acts), tuple(slots), req))
+    rows = sorted(set(rows))
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    out = Split()
+    seen = set()
+    for text, acts, _, _ in rows:
+        if text not in seen and len(out.replies) < n_replies:
+            seen.add(text)
+            out.replies.append((text, acts))
+    with_req = [r for r in rows if r[3]][:n_requests]
+    without = [r for r in rows if not r[3]][:max(1, n_requests // 3)]
+    for g, (text, _, slots, req) in enumerate(sorted(with_req + without)):
+        for sent in question_sentences(text):
+            out.sentences.append((g, sent, list(slots), req))
+    return out
+
+
+def _renderings(name: str, desc: str) -> list[str]:
+    return [slot_text(name, desc), slot_text("", desc) if desc else slot_text(name, ""), slot_text(name, "")]
+
+
+def pair_matrix(split: Split, emb: dict, seed: int, augment: bool):
+    """Pair features, labels and group ids for the slot head."""
+    rng = random.Random(seed)
+    X, y, groups, names = [], [], [], []
+    for g, sent, slots, req in split.sentences:
+        u = emb[sent]
+        texts = []
+        for n, d in slots:
+            r = _renderings(n, d)
+            texts.append(r[0] if not augment else r[rng.choices((0, 1, 2), weights=(6, 2, 2))[0]])
+        v = np.stack([emb[t] for t in texts])
+        X.append(pair_features(u, v))
+        y.extend(int(n in req) for n, _ in slots)
+        groups.extend((g, n) for n, _ in slots)
+        names.extend(n for n, _ in slots)
+    return np.concatenate(X).astype(np.float64), np.asarray(y), groups
+
+
+def _sentence_ids(split: Split) -> list[int]:
+    """Per pair, the index of its sentence (pairs of one sentence are contiguous)."""
+    out = []
+    for i, (_, _, slots, _) in enumerate(split.sentences):
+        out.extend([i] * len(slots))
+    return out
+
+
+def _pair_sentences(split: Split) -> list[str]:
+    out = []
+    for _, sent, slots, _ in split.sentences:
+        out.extend([sent] * len(slots))
+    return out
+
+
+def _strings(split: Split) -> list[str]:
+    s = {t for t, _ in split.replies} | {sent for _, sent, _, _ in split.sentences}
+    for _, _, slots, _ in split.sentences:
+        for n, d in slots:
+            s.update(_renderings(n, d))
+    return sorted(s)
+
+
+def _mlp(X, Y, alpha: float, hidden: int, iters: int):
+    """One-hidden-layer ReLU MLP with logistic outputs (multi-label when Y is 2-D); seeded, so deterministic."""
+    import warnings
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+    m = MLPClassifier(hidden_layer_sizes=(hidden,), activation="relu", solver="adam", alpha=alpha,
+                      batch_size=256, learning_rate_init=1e-3, max_iter=iters, shuffle=True, random_state=SEED,
+                      tol=0.0, n_iter_no_change=iters + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m.fit(X, Y)
+    return m
+
+
+def _mlp_params(m) -> dict:
+    return {"w1": np.asarray(m.coefs_[0]), "b1": np.asarray(m.intercepts_[0]),
+            "w2": np.asarray(m.coefs_[1]), "b2": np.asarray(m.intercepts_[1])}
+
+
+def _logits(params: dict, X) -> np.ndarray:
+    h = np.maximum(X @ params["w1"] + params["b1"], 0.0)
+    return h @ params["w2"] + params["b2"]
+
+
+def _logloss(p, y):
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def _platt(z, y) -> tuple[float, float]:
+    from sklearn.linear_model import LogisticRegression
+    if len(set(y.tolist())) < 2:
+        return 1.0, 0.0
+    m = LogisticRegression(C=1e6, solver="lbfgs", max_iter=2000, tol=1e-8)
+    m.fit(z.reshape(-1, 1), y)
+    return float(m.coef_[0, 0]), float(m.intercept_[0])
+
+
+def _sig(z):
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+
+def _threshold(p, y, min_precision: float) -> float:
+    """The threshold with the most dev recall at dev precision >= min_precision (else the best F1)."""
+    best, best_f1 = None, (-1.0, 0.5)
+    for t in THRESHOLD_GRID:
+        pred = p >= t
+        tp = int(np.sum(pred & (y == 1)))
+        fp = int(np.sum(pred & (y == 0)))
+        fn = int(np.sum(~pred & (y == 1)))
+        prec = tp / (tp + fp) if tp + fp else 0.0
+        rec = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        if prec >= min_precision and (best is None or rec > best[1]):
+            best = (t, rec)
+        if f1 > best_f1[0]:
+            best_f1 = (f1, t)
+    return float(best[0] if best is not None else best_f1[1])
+
+
+def _r(a) -> list:
+    return np.round(np.asarray(a, dtype=np.float64), 6).tolist()
+
+
+def cached_embedder(path: Path) -> Callable:
+    """MiniLM embeddings kept in an .npz outside the repository between runs (a speed-up for re-training only)."""
+    from sage_core.evaluator.verify.s2_encoders import embed as _e
+    path = Path(path)
+
+    def embed(strings: list[str]) -> dict:
+        have: dict = {}
+        if path.is_file():
+            with np.load(path, allow_pickle=False) as z:
+                have = dict(zip(z["keys"].tolist(), z["vecs"]))
+        todo = sorted(set(strings) - set(have))
+        if todo:
+            have.update(_e(todo))
+            keys = sorted(have)
+            np.savez(path, keys=np.asarray(keys), vecs=np.stack([have[k] for k in keys]).astype(np.float32))
+        return {s: have[s] for s in strings}
+    return embed
+
+
+def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callable] = None,
+                log: Callable[[str], None] = lambda s: None) -> dict:
+    """Fit, choose and calibrate both heads; returns the artifact as a JSON-ready dict."""
+    sizes = {**SIZES, **(sizes or {})}
+    t0 = time.perf_counter()
+    sgd = Path(data) / "sgd"
+    train = collect(sgd / "train", sizes["train_replies"], sizes["train_requests"], SEED)
+    dev = collect(sgd / "dev", sizes["dev_replies"], sizes["dev_requests"], SEED + 1)
+    log(f"train: {len(train.replies)} replies, {len(train.sentences)} request-candidate sentences; "
+        f"dev: {len(dev.replies)} / {len(dev.sentences)} ({time.perf_counter() - t0:.1f} s)")
+    if embed is None:
+        from sage_core.evaluator.verify.s2_encoders import embed as _e
+        embed = _e
+    strings = sorted(set(_strings(train)) | set(_strings(dev)))
+    emb = {k: np.asarray(v, dtype=np.float64) for k, v in embed(strings).items()}
+    log(f"embedded {len(strings)} strings ({time.perf_counter() - t0:.1f} s)")
+
+    # --- act head (multi-label MLP; alpha chosen on dev log-loss) --------------------------------------
+    Xa = np.stack([emb[t] for t, _ in train.replies])
+    Xd = np.stack([emb[t] for t, _ in dev.replies])
+    Ya = np.asarray([[int(act in a) for act in ACTS] for _, a in train.replies])
+    Yd = np.asarray([[int(act in a) for act in ACTS] for _, a in dev.replies])
+    best = None
+    for alpha in ALPHA_GRID:
+        params = _mlp_params(_mlp(Xa, Ya, alpha, ACT_HIDDEN, ACT_ITERS))
+        loss = sum(_logloss(_sig(_logits(params, Xd)[:, j]), Yd[:, j]) for j in range(len(ACTS)))
+        log(f"act head alpha={alpha}: dev log-loss {loss:.4f}")
+        if best is None or loss < best[0] - 1e-12:
+            best = (loss, alpha, params)
+    _, act_alpha, act_params = best
+    Zd = _logits(act_params, Xd)
+    P, T = [], {}
+    for j, act in enumerate(ACTS):
+        a, b = _platt(Zd[:, j], Yd[:, j])
+        P.append((a, b))
+        T[act] = _threshold(_sig(a * Zd[:, j] + b), Yd[:, j], DEV_PRECISION["acts"])
+        log(f"act {act}: platt=({a:.3f}, {b:.3f}) threshold={T[act]}")
+    req_j = ACTS.index("REQUEST")
+
+    # --- slot head: pair MLP, then a listwise logistic over the slots of the sentence -----------------------
+    Xs, ys, gs = pair_matrix(train, emb, SEED, augment=True)
+    Xsd, ysd, gd = pair_matrix(dev, emb, SEED, augment=False)
+    folds = np.asarray([g % 2 for g, _ in gs])
+    z_oof = np.zeros(len(ys))
+    for f in (0, 1):  # out-of-fold pair scores on train for fitting the listwise stage
+        pf = _mlp_params(_mlp(Xs[folds != f], ys[folds != f], SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS))
+        z_oof[folds == f] = _logits(pf, Xs[folds == f])[:, 0]
+        log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)")
+    slot_params = _mlp_params(_mlp(Xs, ys, SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS))
+    zreq_train = {sent: float(_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in train.sentences}
+    zreq_dev = {sent: float(_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in dev.sentences}
+    R = rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)])
+    from sklearn.linear_model import LogisticRegression
+    rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
+    zd = _logits(slot_params, Xsd)[:, 0]
+    sd = rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)]) @ rank.coef_[0] \
+        + rank.intercept_[0]
+    sa, sb = _platt(sd, ysd)
+    pd_ = _sig(sa * sd + sb)
+    # turn level: (reply, slot) is requested when any of its question sentences scores it
+    bestp: dict = {}
+    for key, p, y in zip(gd, pd_, ysd):
+        if p > bestp.get(key, (-1.0, 0))[0]:
+            bestp[key] = (float(p), int(y))
+    bp = np.asarray([v[0] for _, v in sorted(bestp.items())])
+    by = np.asarray([v[1] for _, v in sorted(bestp.items())])
+    st = _threshold(bp, by, DEV_PRECISION["slots"])
+    log(f"slot head: {len(ys)} train pairs, rank w={np.round(rank.coef_[0], 3).tolist()} platt=({sa:.3f}, {sb:.3f}) "
+        f"threshold={st} ({time.perf_counter() - t0:.1f} s)")
+    return {
+        "format": FORMAT,
+        "encoder": "all-MiniLM-L6-v2 (frozen, mean-pooled, L2-normalised)",
+        "acts": {"names": ACTS, "mlp": {k: _r(v) for k, v in act_params.items()}, "platt": _r(P), "threshold": T},
+        "slots": {"features": "u*v, |u-v|, cos(u, v); u = sentence, v = slot_text(name, description)",
+                  "mlp": {k: _r(v) for k, v in slot_params.items()},
+                  "rank": {"features": RANK_FEATURES, "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
+                  "platt": _r((sa, sb)), "threshold": st},
+        "meta": {"fitted_on": "train split annotations", "chosen_and_calibrated_on": "dev split",
+                 "seed": SEED, "sizes": {"train_replies": len(train.replies), "train_sentences": len(train.sentences),
+                                         "dev_replies": len(dev.replies), "dev_sentences": len(dev.sentences)},
+                 "act_head": {"hidden": ACT_HIDDEN, "iters": ACT_ITERS, "alpha_grid": list(ALPHA_GRID),
+                              "alpha": act_alpha},
+                 "slot_head": {"hidden": SLOT_HIDDEN, "iters": SLOT_ITERS, "alpha": SLOT_ALPHA},
+                 "dev_precision_for_thresholds": DEV_PRECISION},
+    }
+
+
+def write_heads(artifact: dict, out: Path) -> None:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(artifact, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+# --- CLI ------------------------------------------------------------------------------------------
+def add_arguments(p) -> None:
+    from sage_core.evaluator.text.heads import DEFAULT_HEADS_PATH
+    p.add_argument("--data", default="../shared/data", help="folder holding sgd/train and sgd/dev (test is never read)")
+    p.add_argument("--out", default=str(DEFAULT_HEADS_PATH), help="where to write the heads JSON")
+    p.add_argument("--embed-cache", default=None,
+                   help="optional .npz (outside the repository) keeping sentence embeddings between runs")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="fraction of the default sample sizes (for quick checks; the committed file uses 1.0)")
+
+
+def run(args) -> int:
+    scale = float(args.scale)
+    if not 0 < scale <= 1:
+        raise SageInputError(f"--scale must be in (0, 1], got {scale}")
+    sizes = {k: max(20, int(v * scale)) for k, v in SIZES.items()}
+    embed = cached_embedder(Path(args.embed_cache)) if args.embed_cache else None
+    art = train_heads(Path(args.data), sizes, embed=embed, log=lambda s: print(s, flush=True))
+    write_heads(art, Path(args.out))
+    print(f"wrote {args.out}")
+    return 0

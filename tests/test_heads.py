@@ -1,0 +1,278 @@
+"""The learned, schema-driven heads (evaluator/text/heads): behaviour on SGD **dev** sentences (never test),
+paraphrases no lexicon lists, unseen / renamed schemas, calibrated margins, out-of-schema requests,
+determinism of verdicts and of retraining, and clear errors for a missing or corrupt heads file."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sage_core.data.errors import SageInputError
+from sage_core.data.types import AgentAct, Decision, FailureClass, Stage, Turn, TurnLabel
+from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts, requested_slots
+from sage_core.evaluator.text.heads import DEFAULT_HEADS_PATH, load_heads
+from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def heads():
+    try:
+        from sage_core.evaluator.verify.s2_encoders import load_minilm
+        load_minilm()
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"MiniLM not available: {e}")
+    return load_heads()
+
+
+def _spec(wid: str, slots: dict[str, str], required: list[str], intent_slots=None) -> WorkflowSpec:
+    return WorkflowSpec(id=wid, service=wid.split(":")[0], intent=wid.split(":")[1], description="",
+                        slots={n: SlotSpec(n, d) for n, d in slots.items()},
+                        required=required, optional={})
+
+
+# services written for these tests (our own wording of schemas; the sentences are SGD dev replies)
+BANK = _spec("Bank_9:TransferMoney", {
+    "account_type": "The account type of the user",
+    "transfer_amount": "The amount of money to transfer",
+    "recipient_name": "The name of the person receiving the money",
+    "recipient_account_type": "The account type of the recipient",
+    "balance": "Current balance of the account",
+}, ["account_type", "transfer_amount", "recipient_name"])
+HOTEL = _spec("Stay_7:ReserveRoom", {
+    "hotel_name": "Name of the hotel",
+    "check_in_date": "Date of check in",
+    "number_of_days": "Number of days of the stay",
+    "destination": "City where the hotel is located",
+    "number_of_rooms": "Number of rooms to reserve",
+}, ["hotel_name", "check_in_date", "number_of_days", "destination"])
+# the same hotel workflow with renamed slots and reworded descriptions (an SGD-X-like rendering)
+HOTEL_RENAMED = _spec("Lodging_2:BookStay", {
+    "property": "The lodging to stay at",
+    "arrival_day": "The day the guest arrives at the property",
+    "nights": "How long the guest stays, in days",
+    "where": "The town of the lodging",
+    "rooms_needed": "Count of rooms wanted",
+}, ["property", "arrival_day", "nights", "where"])
+
+
+def _turn(agent: str, spec: WorkflowSpec, before=None, after=None, acts=None, user="ok") -> Turn:
+    return Turn("d:1", "d", spec.id, [], user, agent, dict(before or {}), dict(after or {}),
+                None if acts is None else [], acts)
+
+
+# --- act head ----------------------------------------------------------------------------------------------------
+SUCCESS_DEV = ["Your ride is on the way.", "Your apartment visit is scheduled.",
+               "I've placed your transfer, which will take 3 business days."]
+
+
+@pytest.mark.parametrize("reply", SUCCESS_DEV)
+def test_act_head_finds_successes_no_lexicon_lists(heads, reply):
+    assert confirmation_cue(reply) is None  # no keyword rule reads these as a success
+    p = heads.act_probs(reply)
+    assert p["NOTIFY_SUCCESS"] >= heads.act_threshold["NOTIFY_SUCCESS"]
+    assert p["REQUEST"] < 0.5
+    acts = extract_agent_acts(_turn(reply, BANK), BANK, heads=heads)
+    assert [a.act for a in acts if a.act in ("CONFIRM", "NOTIFY_SUCCESS")] == ["NOTIFY_SUCCESS"]
+    assert all(a.source == "head" and 0.5 <= a.confidence < 1.0 for a in acts)
+
+
+def test_act_head_separates_requests_offers_and_goodbyes(heads):
+    assert heads.act_probs("When are you checking in?")["REQUEST"] > 0.5
+    offer = heads.act_probs("How about the 4 pm show of Joker at AMC Mercado?")
+    assert offer["OFFER"] > 0.5 and offer["NOTIFY_SUCCESS"] < 0.5 and offer["CONFIRM"] < 0.5
+    bye = heads.act_probs("Have a great day!")
+    assert bye["GOODBYE"] > 0.5 and bye["NOTIFY_SUCCESS"] < 0.5
+    conf = heads.act_probs("So that is a table for 2 at Bazille on March 3rd at 7 pm, right?")
+    assert conf["CONFIRM"] > 0.5
+
+
+# --- slot head ---------------------------------------------------------------------------------------------------
+FLIGHT = _spec("Air_4:BookTrip", {
+    "origin_city": "City of origin for the flight",
+    "destination_city": "City of destination for the flight",
+    "departure_date": "Start date of the trip",
+    "return_date": "End date of the trip",
+    "airlines": "Airline of the flight",
+}, ["origin_city", "destination_city", "departure_date"])
+# the same workflow with every slot renamed and re-described (an SGD-X-like rendering no training schema has)
+FLIGHT_RENAMED = _spec("Air_5:BookJourney", {
+    "start_point": "Where the journey begins",
+    "end_point": "Where the traveller is going",
+    "outbound_day": "Day the traveller sets off",
+    "inbound_day": "Day the traveller comes back",
+    "carrier": "Company operating the flight",
+}, ["start_point", "end_point", "outbound_day"])
+
+
+# SGD dev replies (requests), scored against schemas written for this test
+@pytest.mark.parametrize("reply,spec,slot", [
+    ("Which city are you departing from?", FLIGHT, "origin_city"),
+    ("Which city are you departing from?", FLIGHT_RENAMED, "start_point"),
+    ("Can you tell me the day when you will be returning?", FLIGHT, "return_date"),
+    ("Travel date?", FLIGHT, "departure_date"),
+    ("When are you checking in?", HOTEL, "check_in_date"),
+    ("Transfer how much?", BANK, "transfer_amount"),
+])
+def test_slot_head_ranks_the_requested_slot_first(heads, reply, spec, slot):
+    probs = heads.requested(reply, [(s, spec.slots[s].description) for s in spec.slots])
+    assert set(probs) == set(spec.slots)
+    assert max(probs, key=probs.get) == slot
+
+
+@pytest.mark.parametrize("reply,spec,slots", [
+    ("Which city are you departing from?", FLIGHT_RENAMED, ["start_point"]),
+    ("Can you tell me the day when you will be returning?", FLIGHT, ["return_date"]),
+    ("Where are you flying from, and what is the destination?", FLIGHT, ["destination_city", "origin_city"]),
+    ("How many days are you staying?", HOTEL, ["number_of_days"]),
+])
+def test_slot_head_extracts_requests_of_unseen_and_renamed_schemas(heads, reply, spec, slots):
+    acts = extract_agent_acts(_turn(reply, spec), spec, heads=heads)
+    assert sorted(a.slot for a in acts if a.act == "REQUEST" and a.source == "head") == slots
+
+
+def test_slot_head_ignores_non_requests(heads):
+    for reply in SUCCESS_DEV + ["Is there anything else I can help you with?"]:
+        assert not [a for a in extract_agent_acts(_turn(reply, HOTEL), HOTEL, heads=heads) if a.act == "REQUEST"]
+
+
+def test_rules_alone_miss_what_the_heads_find():
+    # the reason for the heads: the keyword rules find no request in this dev reply
+    assert not [a for a in extract_agent_acts(_turn("Your ride is on the way.", BANK), BANK)
+                if a.act == "NOTIFY_SUCCESS"]
+
+
+# --- cascade: margins, stage, out-of-schema requests ---------------------------------------------------------------
+def _evaluator(spec: WorkflowSpec, heads):
+    from sage_core.evaluator.cascade import Evaluator
+    return Evaluator(WorkflowRegistry([spec]), heads=heads)
+
+
+def test_head_decisions_are_s2_encoder_with_probability_margins(heads):
+    ev = _evaluator(BANK, heads)
+    # PC: success while the recipient is missing
+    t = _turn("I've placed your transfer, which will take 3 business days.", BANK,
+              {"account_type": "checking", "transfer_amount": "$200"},
+              {"account_type": "checking", "transfer_amount": "$200"})
+    v = ev.evaluate_turn(t)
+    pc = [tr for tr in v.traces if tr.criterion.type == FailureClass.PC][0]
+    p = pc.criterion.args["confidence"]
+    assert pc.criterion.args["source"] == "head"
+    assert pc.final.stage == Stage.S2_ENCODER and pc.final.decision == Decision.TRUE
+    assert pc.final.margin == pytest.approx(abs(1 - 2 * p))
+    assert v.label == TurnLabel.FAILURE and v.confidence == pytest.approx(abs(1 - 2 * p))
+    # WNF: asks for the amount when it is already given -> illegal
+    t2 = _turn("How much do you want to send?", BANK, {"transfer_amount": "$200"}, {"transfer_amount": "$200"})
+    w = [tr for tr in ev.evaluate_turn(t2).traces if tr.criterion.type == FailureClass.WNF][0]
+    assert w.criterion.args["source"] == "head"
+    assert w.final.stage == Stage.S2_ENCODER and w.final.decision == Decision.TRUE
+    assert w.final.margin == pytest.approx(abs(1 - 2 * w.criterion.args["confidence"]))
+
+
+def test_out_of_schema_request_is_a_wnf_not_an_input_error(heads):
+    ev = _evaluator(BANK, heads)
+    t = _turn("What time do you want the alarm?", BANK, acts=[AgentAct("REQUEST", "alarm_time")])
+    v = ev.evaluate_turn(t)
+    wnf = [tr for tr in v.traces if tr.criterion.type == FailureClass.WNF]
+    assert len(wnf) == 1 and wnf[0].criterion.args["in_schema"] is False
+    assert wnf[0].final.decision == Decision.TRUE and wnf[0].final.stage == Stage.S1
+    assert v.label == TurnLabel.FAILURE
+    # a state slot outside the schema stays an input error naming line and field
+    bad = _turn("ok", BANK, {"alarm_time": "7 am"}, {"alarm_time": "7 am"}, acts=[])
+    bad._line = 7
+    with pytest.raises(SageInputError) as e:
+        ev.evaluate_turn(bad)
+    assert e.value.line == 7 and e.value.field == "state_before.alarm_time"
+
+
+def test_turn_without_criteria_is_not_the_most_confident(heads):
+    from sage_core.evaluator.aggregate import EMPTY_ANNOTATED, EMPTY_EXTRACTED
+    ev = _evaluator(BANK, heads)
+    annotated = _turn("Have a great day!", BANK, acts=[AgentAct("GOODBYE")])
+    text_only = _turn("Have a great day!", BANK)
+    va, vt = ev.evaluate_turn(annotated), ev.evaluate_turn(text_only)
+    assert va.traces == [] and va.label == TurnLabel.ACCEPTABLE and va.confidence == EMPTY_ANNOTATED < 1.0
+    assert vt.traces == [] and vt.label == TurnLabel.ACCEPTABLE and vt.confidence == EMPTY_EXTRACTED < 1.0
+
+
+# --- determinism -------------------------------------------------------------------------------------------------
+def test_text_only_verdicts_identical_across_runs(heads):
+    from sage_core.evaluator.cascade import Evaluator
+    turns = [_turn(r, HOTEL, {"hotel_name": "Hyatt"}, {"hotel_name": "Hyatt"})
+             for r in ["When are you checking in?", "Your room is booked.", "What city?", "Anything else?"]]
+    reg = WorkflowRegistry([HOTEL])
+
+    def run():
+        out = []
+        for v in Evaluator(reg).evaluate(turns):
+            d = v.to_dict()
+            d.pop("latency_ms", None)
+            out.append(json.dumps(d, sort_keys=True))
+        return out
+    assert run() == run()
+
+
+def test_retraining_reproduces_the_artifact_byte_for_byte(tmp_path, shared_data, heads):
+    from sage_core.science.heads.train import train_heads, write_heads
+    sizes = {"train_replies": 60, "train_requests": 40, "dev_replies": 40, "dev_requests": 30}
+    for name in ("a.json", "b.json"):
+        write_heads(train_heads(shared_data, sizes), tmp_path / name)
+    a, b = (tmp_path / "a.json").read_bytes(), (tmp_path / "b.json").read_bytes()
+    assert a == b
+    assert load_heads(tmp_path / "a.json").slot_mlp["w1"].shape[0] == 769
+
+
+# --- the artifact and its errors -----------------------------------------------------------------------------------
+def test_committed_artifact_is_small_json_and_offline():
+    raw = DEFAULT_HEADS_PATH.read_bytes()
+    assert len(raw) < 3_000_000
+    d = json.loads(raw)  # plain JSON, no pickle
+    assert d["format"] == "sage-heads/1"
+    assert d["meta"]["fitted_on"] == "train split annotations" and d["meta"]["chosen_and_calibrated_on"] == "dev split"
+
+
+@pytest.mark.parametrize("content,why", [(None, "not found"), ("{not json", "not valid JSON"),
+                                         ('{"format": "sage-heads/1", "acts": {}}', "malformed"),
+                                         ('{"format": "sage-heads/1", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
+                                          "missing field 'w1'"),
+                                         ('[1, 2]', "not a sage-heads/1 file")])
+def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content, why):
+    p = tmp_path / "heads.json"
+    if content is not None:
+        p.write_text(content)
+    with pytest.raises(SageInputError) as e:
+        load_heads(p)
+    assert e.value.file == str(p) and why in str(e.value) and str(p) in str(e.value)
+
+
+def test_cli_corrupt_heads_exit_2_without_traceback(tmp_path):
+    bad = tmp_path / "heads.json"
+    bad.write_text('{"format": "sage-heads/1", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
+    sl = tmp_path / "s.jsonl"
+    sl.write_text(json.dumps({"turn_id": "d:1", "dialogue_id": "d", "workflow": "Restaurants_1:ReserveRestaurant", "history": [],
+                              "user": "hi", "agent": "What day?", "state_before": {}, "state_after": {}}) + "\n")
+    schema = REPO / "data" / "demo" / "schema.json"
+    r = subprocess.run([sys.executable, "-m", "sage_core", "evaluate", "--slice", str(sl), "--schema", str(schema),
+                        "--out", str(tmp_path / "v.jsonl"), "--heads", str(bad), "--quiet"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert str(bad) in r.stderr and "Traceback" not in r.stderr
+
+
+def test_statements_without_a_question_are_not_read_as_requests(heads):
+    spec = _spec("Stay_8:Reserve", {"price_per_night": "Price per night of the stay",
+                                    "smoking_allowed": "Whether smoking is allowed in the room",
+                                    "hotel_name": "Name of the hotel"}, ["hotel_name"])
+    slots = [(s, spec.slots[s].description) for s in spec.slots]
+    for reply in ["It costs $150 per night.", "Smoking is not allowed anywhere in the building."]:
+        assert heads.act_probs(reply)["REQUEST"] < heads.act_threshold["REQUEST"]
+        assert set(heads.requested(reply, slots).values()) == {0.0}
+        assert not [a for a in extract_agent_acts(_turn(reply, spec), spec, heads=heads) if a.act == "REQUEST"]
+    # known gap: the act head rarely reads an imperative without "?" as a request (SGD agents ask with "?"),
+    # so such requests come from the keyword shortcut
+    acts = extract_agent_acts(_turn("Please tell me the name of the hotel.", spec), spec, heads=heads)
+    assert [(a.act, a.slot, a.source) for a in acts] == [("REQUEST", "hotel_name", "rule")]
