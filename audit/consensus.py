@@ -297,27 +297,34 @@ def has_class(value: Optional[str], cls: str) -> Optional[bool]:
 
 
 def per_class_agreement(labels: AuditLabels, classes=CLASSES, weighted: bool = False) -> list[dict]:
-    """Agreement on each failure class separately (binary per class), rater 1 vs rater 2.
+    """Agreement on each failure class separately (binary per class).
 
-    For class c every turn both raters labelled acceptable/failure (unsure left out, as in
-    ``pairs``) becomes a yes/no per rater: does the rater's label carry c? (acceptable and a
+    For class c every label other than unsure becomes yes/no: does it carry c? (acceptable and a
     failure without class: no). Rows ``{"class", "n", "a_yes", "b_yes", "both_yes", "agreement",
-    "cohen_kappa"}``; kappa is NaN when it is undefined (both raters say no everywhere, p_e = 1).
-    ``weighted``: IPW weights 1/pi (counts stay unweighted).
+    "cohen_kappa", "krippendorff_alpha"}``: agreement and Cohen's kappa compare rater 1 and rater 2
+    on the turns both labelled acceptable/failure (as ``pairs``; with more than two annotators these
+    are seats, so read Krippendorff's alpha then), alpha uses every annotator's yes/no (unsure and
+    unlabelled cells missing). Kappa is NaN when undefined (both raters say no everywhere, p_e = 1).
+    ``weighted``: IPW weights 1/pi for agreement and kappa (counts and alpha stay unweighted).
     """
     p = labels.pairs("category")
+    names, matrix, _ = labels.reliability_matrix("category")
     w = p["weights"] if weighted else None
+    yn = {True: "yes", False: "no", None: None}
     rows = []
     for c in classes:
-        ya = ["yes" if has_class(v, c) else "no" for v in p["a"]]
-        yb = ["yes" if has_class(v, c) else "no" for v in p["b"]]
+        ya = [yn[has_class(v, c)] for v in p["a"]]
+        yb = [yn[has_class(v, c)] for v in p["b"]]
         n = len(ya)
+        bm = [[yn[has_class(v, c)] for v in row] for row in matrix]
         rows.append({"class": c, "n": n, "a_yes": ya.count("yes"), "b_yes": yb.count("yes"),
                      "both_yes": sum(x == y == "yes" for x, y in zip(ya, yb)),
                      "agreement": ag.raw_agreement(ya, yb, categories=["no", "yes"], weights=w) if n
                      else float("nan"),
                      "cohen_kappa": ag.cohen_kappa(ya, yb, categories=["no", "yes"], weights=w) if n
-                     else float("nan")})
+                     else float("nan"),
+                     "krippendorff_alpha": ag.krippendorff_alpha(bm, categories=["no", "yes"])
+                     if len(names) >= 2 and bm and bm[0] else float("nan")})
     return rows
 
 
