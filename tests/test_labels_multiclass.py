@@ -231,3 +231,11 @@ def test_agreement_page_shows_unsure_count_and_per_class_kappa(db_url):
     assert any("1 unsure labels (1 doubly-labelled turns left out" in c.value for c in at.caption)
     pc = next(d.value for d in at.dataframe if "rater 1 yes" in d.value.columns).set_index("class")
     assert pc.loc["UV", "Cohen's kappa"] == pytest.approx(-1 / 3) and pc.loc["IUV", "Cohen's kappa"] == 1.0
+
+
+def test_dialogue_view_counts_unsure_as_not_labelled(db_url):
+    from audit.dialogue_view import audit_dialogue_view
+    _audit(db_url, "dv", {"t0": (U, F), "t1": (A, A)})
+    rows, _ = audit_dialogue_view(cs.load_audit_labels("dv", db=db_url))
+    r0 = next(r for r in rows if r.turn_ids == ["t0"])
+    assert r0.complete == {"alice": False, "bob": True} and r0.first_failure == {"alice": None, "bob": "t0"}
