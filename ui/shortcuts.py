@@ -8,7 +8,7 @@ every shortcut goes through exactly the same callbacks (autosave, optimistic ver
 check, submit) as a mouse click. The script is a constant: it contains no user text.
 Widgets are found through the ``st-key-<key>`` class Streamlit gives keyed containers
 (``ann_label_box``, ``ann_class_box``, ``ann_actions``) and their visible labels; a class
-is a checkbox, so its key toggles it (a click on its label) and ``0`` clicks every ticked one.
+is a checkbox, so its key toggles it (a click on its ``<input>``) and ``0`` clicks every ticked one.
 
 The note is also committed 1.2 s after the last keystroke (blur and focus again), so its
 draft is saved while typing and a reload keeps it as typed.
@@ -40,7 +40,9 @@ SCRIPT = """<script>
     }
     return false;
   }
-  // class checkboxes: toggle one by its label text; clear = click every ticked (enabled) one
+  // class checkboxes: toggle one by its label text; clear = click every ticked (enabled) one.
+  // The click goes to the <input> itself: Streamlit's checkbox (react-aria) ignores a click on its
+  // <label> (the label's press and the forwarded input click cancel out)
   function classBoxes() {
     var b = box("ann_class_box"); if (!b) { return []; }
     var out = [], labels = b.querySelectorAll("label");
@@ -53,14 +55,14 @@ SCRIPT = """<script>
   function toggleClass(text) {
     var bs = classBoxes();
     for (var i = 0; i < bs.length; i++) {
-      if (bs[i].text === text && !bs[i].input.disabled) { bs[i].label.click(); return true; }
+      if (bs[i].text === text && !bs[i].input.disabled) { bs[i].input.click(); return true; }
     }
     return false;
   }
   function clearClasses() {
     var bs = classBoxes(), done = false;
     for (var i = 0; i < bs.length; i++) {
-      if (bs[i].input.checked && !bs[i].input.disabled) { bs[i].label.click(); done = true; }
+      if (bs[i].input.checked && !bs[i].input.disabled) { bs[i].input.click(); done = true; }
     }
     return done;
   }
