@@ -239,3 +239,16 @@ def test_dialogue_view_counts_unsure_as_not_labelled(db_url):
     rows, _ = audit_dialogue_view(cs.load_audit_labels("dv", db=db_url))
     r0 = next(r for r in rows if r.turn_ids == ["t0"])
     assert r0.complete == {"alice": False, "bob": True} and r0.first_failure == {"alice": None, "bob": "t0"}
+
+
+def test_shortcut_script_binds_the_new_keys_and_has_no_tag_inside():
+    """The browser test (tests/browser/test_browser_access.py) drives the keys; here the constant itself:
+    u, 0 (clear), 1-4 (toggle the checkbox inputs), and no '<tag' inside the script body, which made
+    st.html drop the listener (the page then had no shortcuts at all)."""
+    import re
+
+    from ui.shortcuts import SCRIPT
+    body = SCRIPT.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+    assert not re.search(r"</?[A-Za-z]", body)
+    assert 'k === "u"' in body and "clearClasses()" in body and "input.click()" in body
+    assert 'var CLASSES = ["IUV", "WNF", "PC", "UV"]' in body

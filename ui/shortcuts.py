@@ -10,6 +10,9 @@ Widgets are found through the ``st-key-<key>`` class Streamlit gives keyed conta
 (``ann_label_box``, ``ann_class_box``, ``ann_actions``) and their visible labels; a class
 is a checkbox, so its key toggles it (a click on its ``<input>``) and ``0`` clicks every ticked one.
 
+The script body must not contain anything that looks like an HTML tag (not even in a comment):
+``st.html`` then drops the listener (tests/test_labels_multiclass.py checks the constant).
+
 The note is also committed 1.2 s after the last keystroke (blur and focus again), so its
 draft is saved while typing and a reload keeps it as typed.
 
@@ -41,8 +44,8 @@ SCRIPT = """<script>
     return false;
   }
   // class checkboxes: toggle one by its label text; clear = click every ticked (enabled) one.
-  // The click goes to the <input> itself: Streamlit's checkbox (react-aria) ignores a click on its
-  // <label> (the label's press and the forwarded input click cancel out)
+  // The click goes to the input element itself: Streamlit's checkbox (react-aria) ignores a scripted
+  // click on its label element (the label's press and the forwarded input click cancel out)
   function classBoxes() {
     var b = box("ann_class_box"); if (!b) { return []; }
     var out = [], labels = b.querySelectorAll("label");
