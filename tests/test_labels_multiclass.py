@@ -252,3 +252,12 @@ def test_shortcut_script_binds_the_new_keys_and_has_no_tag_inside():
     assert not re.search(r"</?[A-Za-z]", body)
     assert 'k === "u"' in body and "clearClasses()" in body and "input.click()" in body
     assert 'var CLASSES = ["IUV", "WNF", "PC", "UV"]' in body
+
+
+def test_evaluator_category_against_a_human_class_set():
+    from audit.evaluators import _evaluator_category
+    assert _evaluator_category("failure", ["PC", "UV", "IUV"], "IUV,UV") == "IUV,UV"  # covers the set
+    assert _evaluator_category("failure", ["IUV"], "IUV,UV") == "IUV"  # misses UV: its own set
+    assert _evaluator_category("failure", ["UV", "IUV"], "PC") == "IUV,UV"
+    assert _evaluator_category("failure", ["UV"], "UV") == "UV"  # single classes as before
+    assert _evaluator_category("acceptable", None, "IUV,UV") == "acceptable"
