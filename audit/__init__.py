@@ -14,6 +14,7 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
     item = assignment.next_turn_for(info.id, "alice", db=url)     # QueueItem or None; own draft first
     assignment.save_draft(info.id, "alice", item.turn_id, "failure", "IUV", "note", db=url)  # autosave
     assignment.submit_label(info.id, "alice", item.turn_id, "failure", "IUV", db=url)      # QuotaFullError
+    assignment.submit_label(info.id, "bob", tid, "failure", ["UV", "IUV"], db=url)  # stored "IUV,UV"; or "unsure"
     assignment.skip_turn(info.id, "alice", item.turn_id, db=url)  # seat released, turn returns later
     assignment.progress(info.id, "alice", db=url)                 # Progress counts
     assignment.annotator_labels(info.id, "alice") / open_turn(info.id, "alice", turn_id)  # review, then submit again to change
@@ -31,6 +32,7 @@ Typical app flow (every function takes ``db=``: Engine, URL or None = settings):
     db.adjudicate(info.id, turn_id, "failure", "UV", "reason", lead="lee")  # own table; consensus uses it
     labels, cons = consensus.load_consensus(info.id)              # resolutions included
     consensus.pairwise_agreement(labels) / multi_rater_agreement(labels)  # Cohen per pair; Fleiss, alpha
+    consensus.per_class_agreement(labels)  # yes/no per class: Cohen's kappa, alpha; unsure = missing everywhere
     exports.annotation_sheet_csv(info.id) / results_csv(info.id, evaluators=...) / history_csv(info.id)
     exports.*_jsonl(...) / audit_bundle_jsonl(info.id) -> import_audit_bundle(text, db=other_url)
 

@@ -38,6 +38,7 @@ from db.repository import (
     append_event,
     latest_submit,
     resolve_audit,
+    ClassesArg,
     validate_label,
 )
 from db.session import DB, db_now, read_session, run_write
@@ -246,7 +247,7 @@ def next_turn_for(audit: AuditRef, annotator: str, db: DB = None) -> Optional[Qu
 
 
 def save_draft(audit: AuditRef, annotator: str, turn_id: str, label: Optional[str] = None,
-               failure_class: Optional[str] = None, note: str = "", db: DB = None,
+               failure_class: ClassesArg = None, note: str = "", db: DB = None,
                expected_version: Optional[int] = None) -> LabelRecord:
     """Autosave an unfinished label (class, note); restored by ``next_turn_for``/``get_draft``.
 
@@ -281,9 +282,12 @@ def get_draft(audit: AuditRef, annotator: str, turn_id: str, db: DB = None) -> O
 
 
 def submit_label(audit: AuditRef, annotator: str, turn_id: str, label: str,
-                 failure_class: Optional[str] = None, note: str = "", db: DB = None,
+                 failure_class: ClassesArg = None, note: str = "", db: DB = None,
                  expected_version: Optional[int] = None) -> LabelRecord:
     """Submit (or revise) the annotator's label; one transaction: history row + seat.
+
+    ``label``: failure, acceptable or unsure; a failure may have several classes (a list, or the
+    canonical comma-joined form "IUV,UV" in which it is stored; see ``db.validate_label``).
 
     A revision is another ``submit`` row (``prev_label``/``prev_class`` say what it replaced);
     every version stays in the history. ``expected_version`` as in ``save_draft``.

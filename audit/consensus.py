@@ -12,8 +12,20 @@ always use the raw labels. With more than two raters per turn a turn is agreed
 when all its raters agree.
 
 ``level`` chooses what "the same label" means: ``"category"`` (acceptable or
-the failure class; a failure without class is the category 'failure') or
-``"label"`` (binary failure / acceptable). Rater 1 / rater 2 of a turn are its
+the failure's class set, compared as a whole: "IUV,UV" agrees only with
+"IUV,UV"; a failure without class is the category 'failure') or ``"label"``
+(binary failure / acceptable). Per-class agreement (``per_class_agreement``)
+looks at each class separately: does the rater's label carry class c?
+
+``unsure`` (decided, see README "Labels"):
+
+* agreement statistics treat it as a missing label: pair coefficients use the
+  turns both raters labelled acceptable/failure, the reliability matrix has an
+  empty cell, and ``pairs`` / ``unsure_count`` say how many were left out;
+* a turn with an unsure label never enters the consensus by itself: it is a
+  disagreement (even when every rater said unsure) and goes to adjudication,
+  where the lead resolves it as acceptable or failure (never unsure);
+* comparisons with gold skip unsure labels. Rater 1 / rater 2 of a turn are its
 first and second submitters (seats are anonymous, so the kappa-type
 coefficients compare seats, as usual for rotating annotators); Krippendorff's
 alpha uses the full annotators x turns matrix, missing cells included.
@@ -25,6 +37,7 @@ from typing import Optional
 
 import numpy as np
 
+from db.models import CLASSES
 from db.repository import (
     AuditRef,
     AuditTurnInfo,
@@ -32,12 +45,14 @@ from db.repository import (
     audit_turns,
     category,
     label_history,
+    split_classes,
 )
 from db.session import DB
 
 from . import agreement as ag
 
 LEVELS = ("category", "label")
+UNSURE = "unsure"
 
 
 def level_value(label: Optional[str], failure_class: Optional[str], level: str = "category") -> Optional[str]:
@@ -50,8 +65,13 @@ def level_value(label: Optional[str], failure_class: Optional[str], level: str =
 
 
 def is_failure(value: Optional[str]) -> bool:
-    """Binary view of a category or label value: anything but 'acceptable' is a failure."""
-    return value is not None and value != "acceptable"
+    """Binary view of a category or label value: anything but 'acceptable' (and 'unsure') is a failure."""
+    return value is not None and value not in ("acceptable", UNSURE)
+
+
+def stat_value(value: Optional[str]) -> Optional[str]:
+    """The value the agreement statistics see: 'unsure' is missing (None)."""
+    return None if value == UNSURE else value
 
 
 @dataclass(frozen=True)
@@ -70,29 +90,40 @@ class AuditLabels:
         return next(t for t in self.turns if t.turn_id == turn_id)
 
     def value(self, annotator: str, turn_id: str, level: str = "category") -> Optional[str]:
+        """The rater's value at ``level`` ('unsure' included; None = not labelled)."""
         r = self.by_annotator.get(annotator, {}).get(turn_id)
         return None if r is None else level_value(r.label, r.failure_class, level)
 
+    def unsure_count(self) -> dict[str, int]:
+        """Unsure labels: ``{"labels": current unsure labels, "turns": turns with at least one}``."""
+        tids = [tid for by in self.by_annotator.values() for tid, r in by.items() if r.label == UNSURE]
+        return {"labels": len(tids), "turns": len(set(tids))}
+
     def pairs(self, level: str = "category") -> dict[str, list]:
-        """Turns with two labels: turn_ids, rater-1 values, rater-2 values, dialogue ids, weights."""
-        out = {"turn_ids": [], "a": [], "b": [], "clusters": [], "weights": [], "annotators": []}
+        """Turns with two labels, neither unsure: turn_ids, rater-1 values, rater-2 values, dialogue ids,
+        weights; ``n_unsure`` = doubly-labelled turns left out because a rater said unsure."""
+        out = {"turn_ids": [], "a": [], "b": [], "clusters": [], "weights": [], "annotators": [], "n_unsure": 0}
         for t in self.turns:
             who = self.raters.get(t.turn_id, [])
             if len(who) < 2:
                 continue
+            va, vb = self.value(who[0], t.turn_id, level), self.value(who[1], t.turn_id, level)
+            if UNSURE in (va, vb):
+                out["n_unsure"] += 1
+                continue
             out["turn_ids"].append(t.turn_id)
-            out["a"].append(self.value(who[0], t.turn_id, level))
-            out["b"].append(self.value(who[1], t.turn_id, level))
+            out["a"].append(va)
+            out["b"].append(vb)
             out["clusters"].append(t.dialogue_id)
             out["weights"].append(t.weight)
             out["annotators"].append((who[0], who[1]))
         return out
 
     def reliability_matrix(self, level: str = "category") -> tuple[list[str], list[list], list[AuditTurnInfo]]:
-        """annotators x labelled turns (None = not labelled), for Krippendorff's alpha."""
+        """annotators x labelled turns (None = not labelled or unsure), for Krippendorff's alpha."""
         turns = [t for t in self.turns if self.raters.get(t.turn_id)]
         names = self.annotators
-        return names, [[self.value(n, t.turn_id, level) for t in turns] for n in names], turns
+        return names, [[stat_value(self.value(n, t.turn_id, level)) for t in turns] for n in names], turns
 
 
 def load_audit_labels(audit: AuditRef, db: DB = None) -> AuditLabels:
@@ -169,7 +200,7 @@ def build_consensus(labels: AuditLabels, level: str = "category", adjudications:
         n_pairs += 1
         tid = t.turn_id
         vals = tuple(labels.value(n, tid, level) for n in who)
-        if len(set(vals)) == 1:
+        if len(set(vals)) == 1 and UNSURE not in vals:
             agreed[tid], weights[tid], clusters[tid] = vals[0], t.weight, t.dialogue_id
             continue
         notes = tuple(labels.by_annotator[n][tid].note for n in who)
@@ -225,8 +256,8 @@ def consensus_from_dicts(a: dict[str, str], b: dict[str, str], clusters: Optiona
                          names: tuple[str, str] = ("A", "B")) -> Consensus:
     """The same from two plain dicts turn_id -> value (imported annotations, tests)."""
     both = [t for t in a if t in b]
-    agreed = {t: a[t] for t in both if a[t] == b[t]}
-    dis = [Disagreement(t, (clusters or {}).get(t, t), names, (a[t], b[t])) for t in both if a[t] != b[t]]
+    agreed = {t: a[t] for t in both if a[t] == b[t] and a[t] != UNSURE}
+    dis = [Disagreement(t, (clusters or {}).get(t, t), names, (a[t], b[t])) for t in both if t not in agreed]
     return Consensus(level, agreed, dis, len(both), {t: (weights or {}).get(t, 1.0) for t in agreed},
                      {t: (clusters or {}).get(t, t) for t in agreed})
 
@@ -241,7 +272,8 @@ def audit_agreement(labels: AuditLabels, level: str = "category", n_resamples: i
     """
     p = labels.pairs(level)
     if not p["turn_ids"]:
-        raise ValueError("no turn has two labels yet")
+        raise ValueError("no turn has two labels yet" if not p["n_unsure"] else
+                         f"no turn has two labels other than unsure yet ({p['n_unsure']} left out as unsure)")
     cats = sorted({v for v in p["a"] + p["b"] if v is not None})
     names, matrix, turns = labels.reliability_matrix(level)
     mcats = sorted({v for row in matrix for v in row if v is not None} | set(cats))
@@ -257,6 +289,45 @@ def audit_agreement(labels: AuditLabels, level: str = "category", n_resamples: i
     return out
 
 
+def has_class(value: Optional[str], cls: str) -> Optional[bool]:
+    """Does a category value carry failure class ``cls``? None for a missing or unsure value."""
+    if value is None or value == UNSURE:
+        return None
+    return value not in ("acceptable", "failure") and cls in split_classes(value)
+
+
+def per_class_agreement(labels: AuditLabels, classes=CLASSES, weighted: bool = False) -> list[dict]:
+    """Agreement on each failure class separately (binary per class).
+
+    For class c every label other than unsure becomes yes/no: does it carry c? (acceptable and a
+    failure without class: no). Rows ``{"class", "n", "a_yes", "b_yes", "both_yes", "agreement",
+    "cohen_kappa", "krippendorff_alpha"}``: agreement and Cohen's kappa compare rater 1 and rater 2
+    on the turns both labelled acceptable/failure (as ``pairs``; with more than two annotators these
+    are seats, so read Krippendorff's alpha then), alpha uses every annotator's yes/no (unsure and
+    unlabelled cells missing). Kappa is NaN when undefined (both raters say no everywhere, p_e = 1).
+    ``weighted``: IPW weights 1/pi for agreement and kappa (counts and alpha stay unweighted).
+    """
+    p = labels.pairs("category")
+    names, matrix, _ = labels.reliability_matrix("category")
+    w = p["weights"] if weighted else None
+    yn = {True: "yes", False: "no", None: None}
+    rows = []
+    for c in classes:
+        ya = [yn[has_class(v, c)] for v in p["a"]]
+        yb = [yn[has_class(v, c)] for v in p["b"]]
+        n = len(ya)
+        bm = [[yn[has_class(v, c)] for v in row] for row in matrix]
+        rows.append({"class": c, "n": n, "a_yes": ya.count("yes"), "b_yes": yb.count("yes"),
+                     "both_yes": sum(x == y == "yes" for x, y in zip(ya, yb)),
+                     "agreement": ag.raw_agreement(ya, yb, categories=["no", "yes"], weights=w) if n
+                     else float("nan"),
+                     "cohen_kappa": ag.cohen_kappa(ya, yb, categories=["no", "yes"], weights=w) if n
+                     else float("nan"),
+                     "krippendorff_alpha": ag.krippendorff_alpha(bm, categories=["no", "yes"])
+                     if len(names) >= 2 and bm and bm[0] else float("nan")})
+    return rows
+
+
 def human_vs_gold(labels: AuditLabels, consensus: Optional[Consensus] = None, level: str = "category"
                   ) -> list[dict]:
     """Per gold value (class or 'acceptable'): how often each annotator and the consensus match gold.
@@ -268,7 +339,8 @@ def human_vs_gold(labels: AuditLabels, consensus: Optional[Consensus] = None, le
     gold = {t.turn_id: level_value(t.gold_label, t.gold_class, level) for t in labels.turns
             if t.gold_label is not None}
     w = {t.turn_id: t.weight for t in labels.turns}
-    raters: dict[str, dict[str, str]] = {n: {tid: labels.value(n, tid, level) for tid in by}
+    raters: dict[str, dict[str, str]] = {n: {tid: labels.value(n, tid, level) for tid in by
+                                             if labels.value(n, tid, level) != UNSURE}
                                          for n, by in labels.by_annotator.items()}
     if consensus is not None:
         raters["consensus"] = dict(consensus.labels)
@@ -291,12 +363,12 @@ def human_vs_gold_kappa(labels: AuditLabels, level: str = "category") -> dict[st
     gold = {t.turn_id: level_value(t.gold_label, t.gold_class, level) for t in labels.turns
             if t.gold_label is not None}
     for n, by in labels.by_annotator.items():
-        tids = [t for t in by if t in gold]
+        tids = [t for t in by if t in gold and labels.value(n, t, level) != UNSURE]
         if tids:
             out[n] = ag.cohen_kappa([labels.value(n, t, level) for t in tids], [gold[t] for t in tids])
     return out
 
 
-__all__ = ["LEVELS", "level_value", "is_failure", "AuditLabels", "load_audit_labels", "Disagreement",
+__all__ = ["LEVELS", "UNSURE", "level_value", "is_failure", "stat_value", "has_class", "per_class_agreement", "AuditLabels", "load_audit_labels", "Disagreement",
            "Consensus", "build_consensus", "load_consensus", "pairwise_agreement", "multi_rater_agreement", "consensus_from_dicts", "audit_agreement", "human_vs_gold",
            "human_vs_gold_kappa"]

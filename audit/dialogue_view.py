@@ -6,6 +6,7 @@ annotator, each evaluator), the first turn it labels a failure (None = none of
 the audited turns failed), then how often two sources pick the same turn.
 Only dialogues that a source labelled completely (every audited turn) count
 for it; the audit samples turns, so "first" means first among audited turns.
+An ``unsure`` label counts as not labelled (as in every agreement statistic).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Mapping, Optional
 
-from .consensus import AuditLabels, is_failure
+from .consensus import UNSURE, AuditLabels, is_failure
 from .evaluators import split_verdicts, to_binary
 
 
@@ -58,7 +59,8 @@ def audit_dialogue_view(labels: AuditLabels, evaluators: Optional[Mapping[str, M
     """Rows and pairwise agreement for an audit's annotators plus the given evaluators."""
     order = {t.turn_id: (t.dialogue_id, t.turn_index) for t in labels.turns}
     sources: dict[str, dict[str, int]] = {
-        n: {t: int(is_failure(r.label)) for t, r in by.items()} for n, by in labels.by_annotator.items()}
+        n: {t: int(is_failure(r.label)) for t, r in by.items() if r.label != UNSURE}
+        for n, by in labels.by_annotator.items()}
     for n, e in (evaluators or {}).items():
         sources[n] = {t: v for t, v in to_binary(split_verdicts(e)[0], n).items() if t in order}
     rows = first_failures(order, sources)

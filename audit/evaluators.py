@@ -22,6 +22,7 @@ import numpy as np
 
 from . import agreement as ag
 from .consensus import AuditLabels, Consensus, is_failure, level_value
+from db.repository import join_classes, split_classes
 from .weights import weighted_prf
 
 EVALUATOR_LABELS = ("failure", "acceptable", "undecided")
@@ -84,11 +85,13 @@ def _gold_failures(labels: Optional[AuditLabels]) -> Optional[dict[str, bool]]:
 
 
 def _evaluator_category(label: str, cls, human: str) -> str:
-    """The evaluator's category; with several fired classes it matches if the human class is among them."""
+    """The evaluator's category; with several fired classes it matches if every human class
+    (one, or the human's class set "IUV,UV") is among them, else it is the fired set itself."""
     if label != "failure":
         return "acceptable"
     if isinstance(cls, (list, tuple, set)):
-        cls = human if human in cls else (sorted(cls)[0] if cls else None)
+        hum = set(split_classes(human)) if human not in ("acceptable", "failure", None) else set()
+        cls = human if hum and hum <= set(cls) else (join_classes(cls) if cls else None)
     return level_value("failure", cls, "category")
 
 
@@ -137,6 +140,8 @@ def score_evaluator(name: str, consensus: Consensus, labels: Mapping[str, str],
     if exclude_class is not None:
         if consensus.level != "category":
             raise ValueError("excluding a class needs a category-level consensus")
+        # a turn is left out when its agreed class set is exactly {exclude_class}; a failure that also
+        # has another class ("IUV,UV" when excluding UV) stays: it is a failure of a kept class too
         _, ye, pe, we = _scored(consensus, pred, keep=lambda t: consensus.labels[t] != exclude_class)
         prf_ex = _both_prf(ye, pe, we)
 

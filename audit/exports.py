@@ -12,6 +12,11 @@ CSV cells are safe to open in a spreadsheet: a text cell starting with ``=``,
 undone) gets a leading ``'`` (``neutralise``); ``unneutralise`` removes it when
 a sheet is read back (``import_sheet_csv``). JSONL is written as is.
 
+Labels are ``acceptable``, ``failure`` or ``unsure``; a failure's classes are
+written in their stored canonical form, one cell/string joined by "," in
+``CLASSES`` order ("IUV,UV"). Imports accept that form, any order of it, and (JSONL)
+a list ``["UV", "IUV"]``; they are validated and stored canonically.
+
 ``audit_bundle_jsonl`` / ``import_audit_bundle``: the audit (design, strata,
 turns with gold, guidelines and workflow specs), every label event (drafts,
 submissions with old -> new, skips; annotator names, sequence numbers, times)
@@ -235,8 +240,17 @@ def import_audit_bundle(text: str, db: DB = None, name: Optional[str] = None):
     from sqlmodel import Session
 
     from db.models import Adjudication, LabelEvent, Seat
-    from db.repository import AuditError, StratumInfo, annotator_row, create_audit, resolve_audit
+    from db.repository import (AuditError, StratumInfo, annotator_row, create_audit, join_classes, resolve_audit,
+                               validate_label)
     from db.session import run_write
+
+    def _checked(r: dict, *, adjudication: bool = False) -> tuple:
+        try:
+            return validate_label(r.get("label"), r.get("failure_class"), draft=not adjudication,
+                                  allow_unsure=not adjudication)
+        except AuditError as exc:
+            raise AuditError(f"bundle {r.get('kind')} of turn '{r.get('turn_id')}': "
+                             f"{exc.args[0] if exc.args else exc}") from None
 
     recs: dict[str, list[dict]] = {}
     for i, line in enumerate(text.splitlines(), start=1):
@@ -276,18 +290,20 @@ def import_audit_bundle(text: str, db: DB = None, name: Optional[str] = None):
             if who not in ids:
                 ids[who] = annotator_row(s, who, create=True).id
             when = _parse_time(r["created_at"])
+            label, fc = _checked(r)
             s.add(LabelEvent(audit_id=a.id, turn_id=r["turn_id"], annotator_id=ids[who], seq=int(r["seq"]),
-                             kind=r["event"], label=r.get("label"), failure_class=r.get("failure_class"),
+                             kind=r["event"], label=label, failure_class=fc,
                              note=r.get("note") or "", prev_label=r.get("prev_label"),
-                             prev_class=r.get("prev_class"), created_at=when))
+                             prev_class=join_classes(r.get("prev_class")), created_at=when))
             st = state.setdefault((r["turn_id"], who), {"first": when, "submitted": None, "last": None,
                                                         "at": when})
             st["last"], st["at"] = r["event"], when
             if r["event"] == "submit" and st["submitted"] is None:
                 st["submitted"] = when
         for r in recs.get("adjudication", []):
-            s.add(Adjudication(audit_id=a.id, turn_id=r["turn_id"], seq=int(r["seq"]), label=r["label"],
-                               failure_class=r.get("failure_class"), reason=r.get("reason") or "",
+            label, fc = _checked(r, adjudication=True)
+            s.add(Adjudication(audit_id=a.id, turn_id=r["turn_id"], seq=int(r["seq"]), label=label,
+                               failure_class=fc, reason=r.get("reason") or "",
                                lead=r.get("lead") or "", created_at=_parse_time(r["created_at"])))
         s.flush()
         seats: dict[str, list[Seat]] = {}
@@ -346,9 +362,10 @@ def _import_sheet_rows(audit: AuditRef, annotator: str, rows, db: DB) -> int:
         label = (row.get("label") or "").strip()
         if not label:
             continue
+        fc = row.get("failure_class")
+        fc = (fc.strip() or None) if isinstance(fc, str) else fc  # "IUV,UV", "PC", a JSON list, or empty
         try:
-            submit_label(audit, annotator, row.get("turn_id", ""), label, (row.get("failure_class") or "").strip()
-                         or None, row.get("note") or "", db=db)
+            submit_label(audit, annotator, row.get("turn_id", ""), label, fc, row.get("note") or "", db=db)
         except AuditError as exc:
             raise AuditError(f"sheet row {i}: {exc.args[0] if exc.args else exc}") from None
         n += 1

@@ -158,7 +158,9 @@ def default_guidelines(specs: Iterable[WorkflowSpec]) -> str:
     lines = ["### How to label a turn",
              "Read the history, the user's utterance u_t, the agent's reply and the tracker state before "
              "(s_{t-1}) and after (s_t) the utterance. Label **failure** if any of the four failures below is "
-             "present, otherwise **acceptable**. Use the workflow panel: the required slots, which are filled "
+             "present, otherwise **acceptable**; tick every class that applies (several are allowed). Label "
+             "**unsure** only when the dialogue does not let you decide: the lead then resolves the turn. "
+             "Use the workflow panel: the required slots, which are filled "
              "before the utterance and the legal next fields.", ""]
     ex = worked_examples(specs[0]) if specs else {}
     for cls, (name, definition) in CLASS_DEFINITIONS.items():

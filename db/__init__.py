@@ -44,7 +44,9 @@ from .repository import (  # noqa: F401
                          label_history,
                          list_annotators,
                          list_audits,
+                         join_classes,
                          sign_in,
+                         split_classes,
                          validate_label,
 )
 from .session import dispose_all, get_engine, init_db, make_engine, read_session, run_write  # noqa: F401

@@ -25,8 +25,12 @@ from typing import Optional
 from sqlalchemy import Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-LABELS = ("failure", "acceptable")
+LABELS = ("failure", "acceptable", "unsure")
 CLASSES = ("IUV", "WNF", "PC", "UV")
+# A failure may carry several classes: ``failure_class`` then holds the canonical list, the classes in
+# CLASSES order joined by "," ("IUV,UV"); a single class ("PC") is the one-element list, so rows written
+# before multi-class labels read unchanged. ``db.repository.split_classes`` / ``join_classes`` convert.
+CLASS_SEP = ","
 EVENT_KINDS = ("draft", "submit", "skip")
 
 
@@ -144,8 +148,8 @@ class LabelEvent(SQLModel, table=True):
     annotator_id: int = Field(foreign_key="sage_annotator.id")
     seq: int  # 1, 2, ... per (audit, turn, annotator)
     kind: str = Field(max_length=10)  # draft | submit | skip
-    label: Optional[str] = None  # failure | acceptable (None for an empty draft / skip)
-    failure_class: Optional[str] = None  # IUV | WNF | PC | UV
+    label: Optional[str] = None  # failure | acceptable | unsure (None for an empty draft / skip)
+    failure_class: Optional[str] = None  # failure only: canonical class list, e.g. "PC" or "IUV,UV"
     note: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     prev_label: Optional[str] = None  # submit only: the label this one replaces
     prev_class: Optional[str] = None
@@ -191,4 +195,4 @@ class Adjudication(SQLModel, table=True):
 
 
 __all__ = ["Annotator", "ServerSecret", "ROLES", "Audit", "AuditStratum", "AuditTurn", "Seat", "LabelEvent", "AuditGuidelines",
-           "Adjudication", "LABELS", "CLASSES", "EVENT_KINDS", "utcnow"]
+           "Adjudication", "LABELS", "CLASSES", "CLASS_SEP", "EVENT_KINDS", "utcnow"]

@@ -18,6 +18,7 @@ from sqlmodel import Session, select
 from sage_core import SageInputError
 
 from .models import (
+    CLASS_SEP,
     CLASSES,
     LABELS,
     Adjudication,
@@ -108,31 +109,67 @@ class LabelRecord:
         return category(self.label, self.failure_class)
 
 
-def category(label: Optional[str], failure_class: Optional[str]) -> Optional[str]:
-    """The nominal category used by the statistics: a failure class, 'failure' or 'acceptable'."""
+ClassesArg = Union[None, str, Iterable[str]]
+
+
+def split_classes(failure_class: ClassesArg) -> tuple[str, ...]:
+    """The classes of a stored or given class value: "IUV,UV" / "PC" / ["UV", "IUV"] / None -> tuple.
+
+    Order and spacing of the input do not matter; the result is in ``CLASSES`` order (unknown names
+    after them, sorted, so ``validate_label`` can name them). Duplicates are kept (validation refuses them).
+    """
+    if failure_class is None:
+        return ()
+    parts = failure_class.split(CLASS_SEP) if isinstance(failure_class, str) else list(failure_class)
+    parts = [str(p).strip() for p in parts if p is not None and str(p).strip()]
+    rank = {c: i for i, c in enumerate(CLASSES)}
+    return tuple(sorted(parts, key=lambda c: (rank.get(c, len(CLASSES)), c)))
+
+
+def join_classes(classes: ClassesArg) -> Optional[str]:
+    """The canonical stored form of a class set: CLASSES order, joined by ","; None for no class."""
+    parts = split_classes(classes)
+    return CLASS_SEP.join(parts) if parts else None
+
+
+def category(label: Optional[str], failure_class: ClassesArg) -> Optional[str]:
+    """The nominal category used by the statistics: 'acceptable', 'unsure', 'failure' (no class) or
+    the failure's canonical class list ("PC", "IUV,UV": two class sets are the same category only
+    when they are equal)."""
     if label is None:
         return None
-    if label == "failure" and failure_class:
-        return failure_class
+    if label == "failure":
+        return join_classes(failure_class) or "failure"
     return label
 
 
-def validate_label(label: Optional[str], failure_class: Optional[str], *, draft: bool = False
-                   ) -> tuple[Optional[str], Optional[str]]:
-    """Check a (label, class) pair; drafts may leave the label empty."""
+def validate_label(label: Optional[str], failure_class: ClassesArg, *, draft: bool = False,
+                   allow_unsure: bool = True) -> tuple[Optional[str], Optional[str]]:
+    """Check a (label, classes) pair and return it with the classes in canonical form.
+
+    Labels: ``failure``, ``acceptable``, ``unsure`` (``allow_unsure=False`` for a lead's resolution).
+    Classes: ``None``, one class, a comma-joined list or an iterable of classes; only a failure may
+    have classes, each must be in ``CLASSES`` and none may repeat. Drafts may leave the label empty.
+    """
+    classes = split_classes(failure_class)
+    bad = [c for c in classes if c not in CLASSES]
+    if bad:
+        raise AuditError(f"class must be one of {', '.join(CLASSES)}, got '{bad[0]}'", field="failure_class")
+    if len(set(classes)) != len(classes):
+        dup = next(c for c in classes if classes.count(c) > 1)
+        raise AuditError(f"class '{dup}' is given twice", field="failure_class")
+    joined = join_classes(classes)
+    labels = LABELS if allow_unsure else tuple(x for x in LABELS if x != "unsure")
     if label in ("", None):
         if draft:
-            return None, (failure_class or None)
-        raise AuditError("choose a label: 'failure' or 'acceptable'", field="label")
-    if label not in LABELS:
-        raise AuditError(f"label must be one of {', '.join(LABELS)}, got '{label}'", field="label")
-    failure_class = failure_class or None
-    if failure_class is not None and failure_class not in CLASSES:
-        raise AuditError(f"class must be one of {', '.join(CLASSES)}, got '{failure_class}'",
-                         field="failure_class")
-    if label == "acceptable" and failure_class is not None:
-        raise AuditError("an acceptable turn has no failure class", field="failure_class")
-    return label, failure_class
+            return None, joined
+        raise AuditError(f"choose a label: {', '.join(repr(x) for x in labels)}", field="label")
+    if label not in labels:
+        raise AuditError(f"label must be one of {', '.join(labels)}, got '{label}'", field="label")
+    if label != "failure" and joined is not None:
+        raise AuditError(f"an {label} turn has no failure class" if label == "acceptable"
+                         else f"an {label} label has no failure class", field="failure_class")
+    return label, joined
 
 
 # ---------------------------------------------------------------- helpers
@@ -406,10 +443,13 @@ class AdjudicationRecord:
         return category(self.label, self.failure_class)
 
 
-def adjudicate(audit: AuditRef, turn_id: str, label: str, failure_class: Optional[str], reason: str, *,
+def adjudicate(audit: AuditRef, turn_id: str, label: str, failure_class: ClassesArg, reason: str, *,
                lead: str, db: DB = None) -> AdjudicationRecord:
-    """Record the lead's resolution of a turn (a new row; the latest one counts). A reason is required."""
-    label, failure_class = validate_label(label, failure_class)
+    """Record the lead's resolution of a turn (a new row; the latest one counts). A reason is required.
+
+    ``label`` is ``failure`` or ``acceptable`` (a resolution is never ``unsure``); a failure may have
+    several classes (``["IUV", "UV"]`` or ``"IUV,UV"``), stored in canonical form."""
+    label, failure_class = validate_label(label, failure_class, allow_unsure=False)
     reason = (reason or "").strip()
     if not reason:
         raise AuditError("give a reason for the resolution", field="reason")
@@ -453,7 +493,7 @@ def adjudications(audit: AuditRef, db: DB = None) -> dict[str, AdjudicationRecor
 
 __all__ = ["GuidelinesInfo", "get_guidelines", "save_guidelines", "AdjudicationRecord", "adjudicate",
            "adjudication_history", "adjudications", "AuditError", "QuotaFullError", "AnnotatorInfo", "AuditInfo", "StratumInfo",
-           "AuditTurnInfo", "LabelRecord", "category", "validate_label", "sign_in", "create_audit",
+           "AuditTurnInfo", "LabelRecord", "category", "validate_label", "split_classes", "join_classes", "sign_in", "create_audit",
            "list_audits", "get_audit", "list_annotators", "audit_strata", "audit_turns",
            "label_history", "current_labels", "count_events", "resolve_audit", "annotator_row",
            "append_event", "latest_submit", "next_seq", "normalise_name"]

@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from audit import assignment
-from db import label_history
+from db import label_history, split_classes
+from db.models import CLASSES as CLASS_NAMES
 from ui import annotate, guidelines, render, shortcuts
 from ui.audits import audits_or_stop
 from ui.errors import guard, message
@@ -23,9 +24,10 @@ st.title("Blind annotation")
 st.markdown(render.STYLE, unsafe_allow_html=True)
 
 ITEM, ERR, CONFLICT = "ann_item", "ann_error", "ann_conflict"
-CLASSES = ["(none)", "IUV", "WNF", "PC", "UV"]
-CLASS_HELP = ("IUV ignored user value · WNF wrong next field (asks for the wrong slot) · "
-              "PC premature confirmation · UV unsupported value written to the state")
+LABELS = ["acceptable", "failure", "unsure"]
+CLASSES = list(CLASS_NAMES)  # IUV, WNF, PC, UV: one checkbox each, several may be ticked
+CLASS_HELP = {"IUV": "ignored user value", "WNF": "wrong next field (asks for the wrong slot)",
+              "PC": "premature confirmation", "UV": "unsupported value written to the state"}
 me = ME.name  # the signed-in account (ui.auth): labels, seats and drafts are stored under it
 
 
@@ -36,16 +38,22 @@ def _fail(exc: Exception) -> None:
         st.session_state[ERR] = message(exc)
 
 
+def _class_key(c: str, tid: str) -> str:
+    return f"ann_class_{c}::{tid}"
+
+
 def _forget(tid: str) -> None:
-    for k in ("label", "class", "note", "ver"):
+    for k in ("label", "note", "ver"):
         st.session_state.pop(f"ann_{k}::{tid}", None)
+    for c in CLASSES:
+        st.session_state.pop(_class_key(c, tid), None)
 
 
 def _values(tid: str):
+    """(label, classes, note) of the form; classes only for a failure (ticked boxes of another label are ignored)."""
     label = st.session_state.get(f"ann_label::{tid}")
-    cls = st.session_state.get(f"ann_class::{tid}")
-    cls = None if cls in (None, "(none)") or label != "failure" else cls
-    return label, cls, st.session_state.get(f"ann_note::{tid}", "")
+    cls = [c for c in CLASSES if st.session_state.get(_class_key(c, tid))] if label == "failure" else []
+    return label, (cls or None), st.session_state.get(f"ann_note::{tid}", "")
 
 
 def _autosave(audit: str, tid: str) -> None:
@@ -109,25 +117,30 @@ def _label_form(audit: str, item, mine: dict) -> None:
     reviewing = item.current is not None
     if item.resumed and d is not None:
         st.caption("Resumed your autosaved draft.")
-    keys = {"label": f"ann_label::{tid}", "class": f"ann_class::{tid}", "note": f"ann_note::{tid}"}
+    keys = {"label": f"ann_label::{tid}", "note": f"ann_note::{tid}"}
     if keys["label"] not in st.session_state:  # restore once: a newer draft, else the submitted label
         src = d if d is not None else item.current
         if src is not None:
             st.session_state[keys["label"]] = src.label
-            st.session_state[keys["class"]] = src.failure_class or "(none)"
+            have = set(split_classes(src.failure_class))  # "IUV,UV" (or an old single class "PC")
+            for c in CLASSES:
+                st.session_state[_class_key(c, tid)] = c in have
             st.session_state[keys["note"]] = src.note or ""
         st.session_state[f"ann_ver::{tid}"] = item.version
     if reviewing:
         st.info(f"Reviewing your submitted label ({item.current.label}"
-                f"{' · ' + item.current.failure_class if item.current.failure_class else ''}). "
+                f"{' · ' + ', '.join(split_classes(item.current.failure_class)) if item.current.failure_class else ''}). "
                 "Submit again to revise it; every version is kept.")
     with st.container(key="ann_label_box"):
-        st.radio("Is the agent's turn acceptable?", ["acceptable", "failure"], index=None, key=keys["label"],
-                 horizontal=True, on_change=_autosave, args=(audit, tid))
-    with st.container(key="ann_class_box"):
-        st.radio("Failure class (optional)", CLASSES, key=keys["class"], help=CLASS_HELP, horizontal=True,
-                 on_change=_autosave, args=(audit, tid),
-                 disabled=st.session_state.get(keys["label"]) != "failure")
+        st.radio("Is the agent's turn acceptable?", LABELS, index=None, key=keys["label"],
+                 horizontal=True, on_change=_autosave, args=(audit, tid),
+                 help="unsure: you cannot tell from the dialogue; the turn goes to the lead's adjudication")
+    not_failure = st.session_state.get(keys["label"]) != "failure"
+    st.markdown("Failure classes (optional, several allowed)")
+    with st.container(key="ann_class_box", horizontal=True):
+        for c in CLASSES:
+            st.checkbox(c, key=_class_key(c, tid), help=CLASS_HELP[c], on_change=_autosave, args=(audit, tid),
+                        disabled=not_failure)
     with st.container(key="ann_note_box"):  # saved while typing (ui/shortcuts.py) and when left
         st.text_area("Note (optional)", key=keys["note"], on_change=_autosave, args=(audit, tid), height=80)
     if CONFLICT in st.session_state:

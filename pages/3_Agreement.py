@@ -81,10 +81,14 @@ with guard():
     _design_caption(audit)
     labels = cons.load_audit_labels(audit)
     pairs = labels.pairs(level)
+    unsure = labels.unsure_count()
     st.caption(f"{len(labels.turns)} sampled turns · annotators: {md(', '.join(labels.annotators)) or 'none yet'} · "
-               f"{len(pairs['turn_ids'])} turns with two labels")
+               f"{len(pairs['turn_ids'])} turns with two labels · {unsure['labels']} unsure labels"
+               + (f" ({pairs['n_unsure']} doubly-labelled turns left out of the coefficients)"
+                  if pairs["n_unsure"] else ""))
     if not pairs["turn_ids"]:
-        st.info("No turn has two labels yet.")
+        st.info("No turn has two labels yet." if not pairs["n_unsure"] else
+                "No turn has two labels other than unsure yet.")
         st.stop()
 
     st.subheader("Inter-annotator agreement")
@@ -115,6 +119,20 @@ with guard():
     st.caption("CIs: percentile bootstrap over dialogues. IPW: weighted by 1 / inclusion probability of the "
                "stratified sample." + (" Two-rater coefficients compare the first and second label of each "
                                        "turn (seats), whoever gave them." if many else ""))
+    if unsure["labels"]:
+        st.caption("Unsure counts as a missing label in every coefficient: they use the turns both raters "
+                   "labelled acceptable or failure. A turn with an unsure label goes to adjudication.")
+    st.markdown("**Per failure class** (binary for each class: does the label carry it? Several classes per "
+                "turn are allowed; the label + class comparison above needs the same set)")
+    pc = pd.DataFrame(cons.per_class_agreement(labels))
+    pc = pc.rename(columns={"class": "class", "n": "turns", "a_yes": "rater 1 yes", "b_yes": "rater 2 yes",
+                            "both_yes": "both yes", "agreement": "raw agreement", "cohen_kappa": "Cohen's kappa",
+                            "krippendorff_alpha": "Krippendorff's alpha"})
+    if many:  # seats pool annotator pairs: no Cohen's kappa on them
+        pc = pc.drop(columns=["Cohen's kappa"])
+    st.dataframe(pc, hide_index=True, key="agr_per_class",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("raw agreement", "Cohen's kappa", "Krippendorff's alpha") if c in pc})
     st.markdown("**Per annotator pair** (turns both annotators labelled)")
     st.dataframe(pd.DataFrame([{"annotator A": r["a"], "annotator B": r["b"], "turns": r["n"],
                                 "raw agreement": r["raw_agreement"], "Cohen's kappa": r["cohen_kappa"],

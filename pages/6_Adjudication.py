@@ -1,4 +1,7 @@
-"""Adjudication: the lead resolves each disagreement with a label, a class and a reason.
+"""Adjudication: the lead resolves each disagreement with a label, failure classes and a reason.
+
+Disagreements include every turn where a rater said ``unsure`` (``audit.consensus``); a
+resolution is acceptable or failure (never unsure), a failure with any number of classes.
 
 Lead page (like Agreement, it shows the annotators' labels and notes). The
 resolution is stored in its own table (``db.adjudicate``), never over the raw
@@ -17,7 +20,8 @@ import streamlit as st
 from audit import consensus as cons
 from audit import exports
 from audit.guidelines import md_escape
-from db import adjudicate, adjudications, audit_turns
+from db import adjudicate, adjudications, audit_turns, split_classes
+from db.models import CLASSES as CLASS_NAMES
 from ui import annotate, guidelines, render
 from ui.audits import audits_or_stop
 from ui.errors import guard, message
@@ -28,14 +32,13 @@ ME = require("lead")  # the first call: gates a direct URL, the sidebar and a fi
 st.title("Adjudication")
 st.markdown(render.STYLE, unsafe_allow_html=True)
 
-CLASSES = ["(none)", "IUV", "WNF", "PC", "UV"]
+CLASSES = list(CLASS_NAMES)
 
 
 def _resolve(audit: str, tid: str) -> None:
     s = st.session_state
     label = s.get(f"adj_label::{tid}")
-    cls = s.get(f"adj_class::{tid}")
-    cls = None if cls in (None, "(none)") or label != "failure" else cls
+    cls = [c for c in s.get(f"adj_class::{tid}") or [] if c in CLASSES] if label == "failure" else None
     try:
         adjudicate(audit, tid, label or "", cls, s.get(f"adj_reason::{tid}", ""),
                    lead=ME.name)
@@ -131,10 +134,11 @@ with guard():
                    "A new resolution replaces it; the history keeps both.")
     lk, ck, rk = f"adj_label::{tid}", f"adj_class::{tid}", f"adj_reason::{tid}"
     if lk not in st.session_state and prev is not None:
-        st.session_state[lk], st.session_state[ck] = prev.label, prev.failure_class or "(none)"
+        st.session_state[lk], st.session_state[ck] = prev.label, list(split_classes(prev.failure_class))
     f = st.columns([1, 1, 3])
     f[0].radio("Resolution", ["acceptable", "failure"], index=None, key=lk)
-    f[1].selectbox("Failure class", CLASSES, key=ck, disabled=st.session_state.get(lk) != "failure")
+    f[1].multiselect("Failure classes", CLASSES, key=ck, disabled=st.session_state.get(lk) != "failure",
+                     help="several allowed")
     f[2].text_area("Reason (required)", key=rk, height=90)
     st.button("Resolve", type="primary", key=f"adj_go::{tid}", on_click=_resolve, args=(audit, tid),
               disabled=st.session_state.get(lk) is None)

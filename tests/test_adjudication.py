@@ -92,7 +92,7 @@ def test_adjudication_page_resolves_a_disagreement(audit):
     assert "alice on t1" in page and "GOLDCLASS" not in page  # raters' notes yes, gold no
     assert at.button(key="adj_go::t1").disabled  # no label yet
     at.radio(key="adj_label::t1").set_value("failure").run()
-    at.selectbox(key="adj_class::t1").set_value("UV").run()
+    at.multiselect(key="adj_class::t1").set_value(["UV"]).run()
     at.text_area(key="adj_reason::t1").set_value("nothing supports the value").run()
     at.button(key="adj_go::t1").click().run()
     assert not at.exception and not at.error

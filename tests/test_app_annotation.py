@@ -80,7 +80,7 @@ def test_two_annotators_label_the_same_turn_and_it_persists(db_url):
     tid = _shown_turn(alice)
     assert tid in {s.turn.turn_id for s in expected.turns}
     alice.radio(key=f"ann_label::{tid}").set_value("failure").run()
-    alice.radio(key=f"ann_class::{tid}").set_value("IUV").run()
+    alice.checkbox(key=f"ann_class_IUV::{tid}").check().run()
     alice.text_area(key=f"ann_note::{tid}").set_value("party size dropped").run()
     draft = assignment.get_draft("demo-audit", "alice", tid, db=db_url)
     assert (draft.label, draft.failure_class, draft.note) == ("failure", "IUV", "party size dropped")
@@ -220,7 +220,7 @@ def test_a_revised_label_keeps_both_versions(db_url):
     at.button(key="ann_prev").click().run()  # "previous": my last submitted label, opened for review
     assert _shown_turn(at) == tid and at.radio(key=f"ann_label::{tid}").value == "acceptable"
     at.radio(key=f"ann_label::{tid}").set_value("failure").run()
-    at.radio(key=f"ann_class::{tid}").set_value("PC").run()
+    at.checkbox(key=f"ann_class_PC::{tid}").check().run()
     at.text_area(key=f"ann_note::{tid}").set_value("![x](http://host/y) confirms too early").run()
     at.button(key="ann_submit").click().run()
     assert not at.exception and not at.error
@@ -255,3 +255,39 @@ def test_second_tab_gets_changed_elsewhere_not_a_silent_overwrite(db_url):
     assert tab2.text_area(key=f"ann_note::{tid}").value == "from tab 1"
     tab2.button(key="ann_submit").click().run()  # now current: accepted
     assert current_labels("tabs-audit", db=db_url)[tid]["ivan"].label == "failure"
+
+
+def test_unsure_and_two_classes_through_the_page(db_url):
+    """The form's third label and its class checkboxes: 'unsure' is stored without classes; two ticked
+    classes are stored as the canonical list, restored on review, and the boxes are off for non-failures."""
+    _create_audit(_lead(), "multi-audit", 1, 3)
+    at = _session("jun")
+    tid = _shown_turn(at)
+    assert at.radio(key=f"ann_label::{tid}").options == ["acceptable", "failure", "unsure"]
+    assert at.checkbox(key=f"ann_class_IUV::{tid}").disabled  # no label yet: classes are off
+    at.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    at.checkbox(key=f"ann_class_UV::{tid}").check().run()
+    at.checkbox(key=f"ann_class_IUV::{tid}").check().run()
+    draft = assignment.get_draft("multi-audit", "jun", tid, db=db_url)
+    assert (draft.label, draft.failure_class) == ("failure", "IUV,UV")  # CLASSES order, whatever the clicks
+    at.radio(key=f"ann_label::{tid}").set_value("unsure").run()  # the ticks stay but are not a class any more
+    assert at.checkbox(key=f"ann_class_IUV::{tid}").disabled
+    at.button(key="ann_submit").click().run()
+    assert not at.exception and not at.error
+    cur = current_labels("multi-audit", db=db_url)[tid]["jun"]
+    assert (cur.label, cur.failure_class) == ("unsure", None)
+
+    at.button(key="ann_prev").click().run()  # revise: failure with two classes
+    assert _shown_turn(at) == tid and at.radio(key=f"ann_label::{tid}").value == "unsure"
+    at.radio(key=f"ann_label::{tid}").set_value("failure").run()
+    at.checkbox(key=f"ann_class_UV::{tid}").check().run()
+    at.checkbox(key=f"ann_class_WNF::{tid}").check().run()
+    at.button(key="ann_submit").click().run()
+    assert not at.exception and not at.error
+    versions = label_history("multi-audit", turn_id=tid, annotator="jun", db=db_url)
+    assert [(v.label, v.failure_class, v.prev_label) for v in versions] == \
+        [("unsure", None, None), ("failure", "WNF,UV", "unsure")]
+    at.button(key="ann_prev").click().run()  # the stored list comes back as ticked boxes
+    assert [at.checkbox(key=f"ann_class_{c}::{tid}").value for c in ("IUV", "WNF", "PC", "UV")] == \
+        [False, True, False, True]
+    assert any("failure · WNF, UV" in i.value for i in at.info)

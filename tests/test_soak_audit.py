@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 from pathlib import Path
 
 from test_db_support import db_url, make_audit, pg_url  # noqa: F401  (fixtures)
@@ -35,6 +36,10 @@ WORKER = textwrap.dedent("""
         h = zlib.crc32((who + it.turn_id).encode()) % 10
         if h < 3:
             asg.submit_label("soak", who, it.turn_id, "failure", ("IUV", "WNF", "PC")[h], db=url)
+        elif h == 3:  # several classes, given out of order: stored as "IUV,UV"
+            asg.submit_label("soak", who, it.turn_id, "failure", ["UV", "IUV"], db=url)
+        elif h == 4:
+            asg.submit_label("soak", who, it.turn_id, "unsure", db=url)
         else:
             asg.submit_label("soak", who, it.turn_id, "acceptable", db=url)
         n += 1
@@ -66,3 +71,10 @@ def test_two_processes_write_500_labels_each(db_url):
     assert total == 2 * N_TURNS
     assert len(labels) == N_TURNS and all(set(v) == {"ann-A", "ann-B"} for v in labels.values())
     assert sum(len(db.label_history("soak", annotator=w, db=db_url)) for w in per) == 2 * N_TURNS
+    # every stored label is what its worker chose (the same hash), class lists canonical
+    want = {0: ("failure", "IUV"), 1: ("failure", "WNF"), 2: ("failure", "PC"), 3: ("failure", "IUV,UV"),
+            4: ("unsure", None)}
+    for tid, by in labels.items():
+        for w, r in by.items():
+            assert (r.label, r.failure_class) == want.get(zlib.crc32((w + tid).encode()) % 10,
+                                                           ("acceptable", None)), (tid, w)

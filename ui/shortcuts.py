@@ -7,13 +7,17 @@ built in (1.67), not iframed, and the script only *clicks* the page's own widget
 every shortcut goes through exactly the same callbacks (autosave, optimistic version
 check, submit) as a mouse click. The script is a constant: it contains no user text.
 Widgets are found through the ``st-key-<key>`` class Streamlit gives keyed containers
-(``ann_label_box``, ``ann_class_box``, ``ann_actions``) and their visible labels.
+(``ann_label_box``, ``ann_class_box``, ``ann_actions``) and their visible labels; a class
+is a checkbox, so its key toggles it (a click on its ``<input>``) and ``0`` clicks every ticked one.
+
+The script body must not contain anything that looks like an HTML tag (not even in a comment):
+``st.html`` then drops the listener (tests/test_labels_multiclass.py checks the constant).
 
 The note is also committed 1.2 s after the last keystroke (blur and focus again), so its
 draft is saved while typing and a reload keeps it as typed.
 
 Keys (ignored while typing in a text field, except Ctrl/Cmd+Enter):
-``a`` acceptable · ``f`` failure · ``0`` no class · ``1``-``4`` IUV, WNF, PC, UV ·
+``a`` acceptable · ``f`` failure · ``u`` unsure · ``1``-``4`` toggle IUV, WNF, PC, UV · ``0`` clear the classes ·
 ``s`` or Ctrl+Enter submit · ``n`` next (skip, or back to the queue when reviewing) ·
 ``p`` previous (your last submitted label).
 """
@@ -21,14 +25,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-HELP = ("Shortcuts: **a** acceptable · **f** failure · **0** no class · **1–4** IUV, WNF, PC, UV · "
+HELP = ("Shortcuts: **a** acceptable · **f** failure · **u** unsure · **1–4** toggle IUV, WNF, PC, UV · "
+        "**0** clear classes · "
         "**s** or **Ctrl+Enter** submit · **n** next/skip · **p** previous")
 
 SCRIPT = """<script>
 (function () {
   if (window.__sageShortcuts) { return; }
   window.__sageShortcuts = true;
-  var CLASSES = ["(none)", "IUV", "WNF", "PC", "UV"];
+  var CLASSES = ["IUV", "WNF", "PC", "UV"];
   function box(key) { return document.querySelector(".st-key-" + key); }
   function pick(key, text) {
     var b = box(key); if (!b) { return false; }
@@ -37,6 +42,32 @@ SCRIPT = """<script>
       if (labels[i].innerText.trim() === text) { labels[i].click(); return true; }
     }
     return false;
+  }
+  // class checkboxes: toggle one by its label text; clear = click every ticked (enabled) one.
+  // The click goes to the input element itself: Streamlit's checkbox (react-aria) ignores a scripted
+  // click on its label element (the label's press and the forwarded input click cancel out)
+  function classBoxes() {
+    var b = box("ann_class_box"); if (!b) { return []; }
+    var out = [], labels = b.querySelectorAll("label");
+    for (var i = 0; i < labels.length; i++) {
+      var inp = labels[i].querySelector("input[type=checkbox]");
+      if (inp) { out.push({label: labels[i], input: inp, text: labels[i].innerText.trim()}); }
+    }
+    return out;
+  }
+  function toggleClass(text) {
+    var bs = classBoxes();
+    for (var i = 0; i < bs.length; i++) {
+      if (bs[i].text === text && !bs[i].input.disabled) { bs[i].input.click(); return true; }
+    }
+    return false;
+  }
+  function clearClasses() {
+    var bs = classBoxes(), done = false;
+    for (var i = 0; i < bs.length; i++) {
+      if (bs[i].input.checked && !bs[i].input.disabled) { bs[i].input.click(); done = true; }
+    }
+    return done;
   }
   function press(texts) {
     var b = box("ann_actions"); if (!b) { return false; }
@@ -78,7 +109,9 @@ SCRIPT = """<script>
     var done = false;
     if (k === "a") { done = pick("ann_label_box", "acceptable"); }
     else if (k === "f") { done = pick("ann_label_box", "failure"); }
-    else if (k.length === 1 && "01234".indexOf(k) >= 0) { done = pick("ann_class_box", CLASSES[+k]); }
+    else if (k === "u") { done = pick("ann_label_box", "unsure"); }
+    else if (k === "0") { done = clearClasses(); }
+    else if (k.length === 1 && "1234".indexOf(k) >= 0) { done = toggleClass(CLASSES[+k - 1]); }
     else if (k === "s") { done = press(["Submit label", "Revise label"]); }
     else if (k === "n") { done = press(["Skip", "Next"]); }
     else if (k === "p") { done = press(["Previous"]); }

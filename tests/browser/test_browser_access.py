@@ -264,14 +264,15 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
         for testid in ("stAppDeployButton", "stMainMenu"):  # client.toolbarMode = "minimal"
             assert not alice.find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]'), testid
 
-        # shortcuts: f (failure), 1 (IUV), s (submit)
+        # shortcuts: f (failure), 1 2 (tick IUV, WNF), 0 (clear), 1 4 (tick IUV, UV), s (submit)
         alice.get(base + "/Blind_annotation")
         assert _current_turn(alice) == tid
-        _keys(alice, "f1")
+        _keys(alice, "f120")
         _wait_text(alice, "Draft saved.")
+        _keys(alice, "14")
         _keys(alice, "s")
         _wait_text(alice, "You: 1 submitted")
-        assert _submits(db_file, "Alice") == [(tid, "failure", "IUV", "")]
+        assert _submits(db_file, "Alice") == [(tid, "failure", "IUV,UV", "")]
         _assert_blind(alice, "after alice's first label")
 
         # bob labels the same turn (half-labelled turns first) with a private note, by mouse
@@ -300,11 +301,11 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
         _wait_text(alice, "Draft saved.")
         _keys(alice, "s")
         _idle(alice)
-        assert _submits(db_file, "Alice") == [(tid, "failure", "IUV", ""), (tid, "acceptable", None, "")]
+        assert _submits(db_file, "Alice") == [(tid, "failure", "IUV,UV", ""), (tid, "acceptable", None, "")]
         _keys(alice, "p")
         _wait_text(alice, "Your versions of this label")
         rows = [r.text for r in alice.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"] tbody tr')]
-        assert len(rows) == 2 and "failure" in rows[0] and "IUV" in rows[0] and "acceptable" in rows[1], rows
+        assert len(rows) == 2 and "failure" in rows[0] and "IUV,UV" in rows[0] and "acceptable" in rows[1], rows
         _shot(alice, "annotation_revise.png")
         _assert_blind(alice, "after the revision (bob's note and the lead's runs exist on the server)")
 
