@@ -56,6 +56,13 @@ def _load(folder: Path):
     return load_corpus("sgd", str(folder))
 
 
+def _row_key(row) -> tuple:
+    """A total order on (reply, acts, slots, requested): frozensets compare by inclusion (a partial
+    order), so sorting them directly left the order to Python's per-process string hashing."""
+    text, acts, slots, req = row
+    return text, sorted(acts), slots, sorted(req)
+
+
 def collect(folder: Path, n_replies: int, n_requests: int, seed: int) -> Split:
     """A seeded sample of annotated agent replies (acts) and request sentences (slots) of one split."""
     turns, reg = _load(folder)
@@ -67,7 +74,7 @@ def collect(folder: Path, n_replies: int, n_requests: int, seed: int) -> Split:
         slots = sorted((s, spec.slots[s].description) for s in spec.slots)
         req = frozenset(a.slot for a in t.agent_acts if a.act == "REQUEST" and a.slot in spec.slots)
         rows.append((t.agent.strip(), frozenset(a.act for a in t.agent_acts), tuple(slots), req))
-    rows = sorted(set(rows))
+    rows = sorted(set(rows), key=_row_key)
     rng = random.Random(seed)
     rng.shuffle(rows)
     out = Split()
@@ -78,7 +85,7 @@ def collect(folder: Path, n_replies: int, n_requests: int, seed: int) -> Split:
             out.replies.append((text, acts))
     with_req = [r for r in rows if r[3]][:n_requests]
     without = [r for r in rows if not r[3]][:max(1, n_requests // 3)]
-    for g, (text, _, slots, req) in enumerate(sorted(with_req + without)):
+    for g, (text, _, slots, req) in enumerate(sorted(with_req + without, key=_row_key)):
         for sent in question_sentences(text):
             out.sentences.append((g, sent, list(slots), req))
     return out
@@ -212,9 +219,25 @@ def cached_embedder(path: Path) -> Callable:
     return embed
 
 
+EMB_DECIMALS = 6
+
+
 def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callable] = None,
                 log: Callable[[str], None] = lambda s: None) -> dict:
-    """Fit, choose and calibrate both heads; returns the artifact as a JSON-ready dict."""
+    """Fit, choose and calibrate both heads; returns the artifact as a JSON-ready dict.
+
+    The fits run on one BLAS thread: a multi-threaded BLAS may split sums differently from run
+    to run, and the MLP fits amplify last-bit differences (two full runs gave different Platt
+    parameters before); with one thread and rounded embeddings the file is reproduced byte for byte.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _train_heads(data, sizes, embed, log)
+
+
+def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
+                 log: Callable[[str], None]) -> dict:
     sizes = {**SIZES, **(sizes or {})}
     t0 = time.perf_counter()
     sgd = Path(data) / "sgd"
@@ -226,7 +249,8 @@ def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callab
         from sage_core.evaluator.verify.s2_encoders import embed as _e
         embed = _e
     strings = sorted(set(_strings(train)) | set(_strings(dev)))
-    emb = {k: np.asarray(v, dtype=np.float64) for k, v in embed(strings).items()}
+    # rounded to 6 decimals: float noise of the encoder (~1e-15 in float64) cannot reach the fits
+    emb = {k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS) for k, v in embed(strings).items()}
     log(f"embedded {len(strings)} strings ({time.perf_counter() - t0:.1f} s)")
 
     # --- act head (multi-label MLP; alpha chosen on dev log-loss) --------------------------------------
