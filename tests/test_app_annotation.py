@@ -25,7 +25,11 @@ PW = "a long enough password"
 
 
 def _session(name: str, role: str = "annotator") -> AppTest:
-    """A fresh browser session opened directly on the annotation page, signed in as ``name``."""
+    """A fresh browser session opened directly on the annotation page, signed in as ``name``.
+
+    A server annotators sign in to has a lead (else a local browser gets the first-run form)."""
+    if accounts.count_leads() == 0:
+        accounts.create_account("the lead", PW, role="lead")
     try:
         accounts.create_account(name, PW, role=role)
     except accounts.AuditError:

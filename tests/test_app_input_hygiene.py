@@ -53,6 +53,7 @@ def test_database_error_at_sign_in_is_an_error_without_sql(tmp_path, monkeypatch
     path = tmp_path / "audit.db"
     list_audits(f"sqlite:///{path}")  # tables exist; the database then refuses writes, as a full disk does
     accounts.create_account("alice", "alices password", db=f"sqlite:///{path}")  # sign-in then writes the secret
+    accounts.create_account("lea", "leas password", role="lead", db=f"sqlite:///{path}")  # no first-run form
     monkeypatch.setenv("SAGE_DATABASE_URL", f"sqlite:///file:{path}?mode=ro&uri=true")
     get_settings.cache_clear()
     try:
