@@ -99,7 +99,11 @@ def create_account(name: str, password: str, role: str = "annotator", db: DB = N
 
 def set_password(name: str, password: str, db: DB = None) -> AccountInfo:
     """Set (or reset) an account's password; also signs it out everywhere."""
-    digest = _hasher().hash(check_password(password))
+    return _replace_password(name, _hasher().hash(check_password(password)), db)
+
+
+def _replace_password(name: str, digest: Optional[str], db: DB) -> AccountInfo:
+    """Store ``digest`` (None: no password) and bump the session version, which signs the account out everywhere."""
     _, key = normalise_name(name)
 
     def _fn(s: Session) -> AccountInfo:
@@ -239,18 +243,7 @@ def create_invited(name: str, role: str = "annotator", db: DB = None) -> Account
 
 def clear_password(name: str, db: DB = None) -> AccountInfo:
     """Remove an account's password (it is signed out everywhere); a new invitation then lets its owner choose one."""
-    _, key = normalise_name(name)
-
-    def _fn(s: Session) -> AccountInfo:
-        row = s.exec(select(Annotator).where(Annotator.name_key == key)).first()
-        if row is None:
-            raise AuditError(f"no account named '{name.strip()}'", field="name")
-        row.password_hash = None
-        row.session_version = (row.session_version or 0) + 1
-        s.add(row)
-        s.flush()
-        return _info(row)
-    return run_write(db, _fn)
+    return _replace_password(name, None, db)
 
 
 def issue_invite(account_id: int, secret: bytes, ttl_s: int = INVITE_TTL_S, db: DB = None,

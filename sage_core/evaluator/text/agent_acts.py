@@ -216,13 +216,7 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
     if heads is not None:
         return head_agent_acts(turn, spec, heads, floor, profile)
     acts: list[AgentAct] = []
-    cue = confirmation_cue(turn.agent)
-    if cue and cue[0] == "CONFIRM":
-        # a confirmation restates what it confirms; "just to verify you tried the code?" names no value
-        values = [v for v in {**turn.state_before, **turn.state_after}.values()
-                  if v and str(v).strip() and str(v).lower() not in ("true", "false", "dontcare")]
-        if not any(find_in_text(v, turn.agent) for v in values) and not _restates_bool(turn, spec, profile):
-            cue = (cue[0], min(cue[1], 0.45), cue[2])
+    cue = _rule_confirmation(turn, spec, profile)
     if cue and cue[1] >= floor:
         acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     known = {**turn.state_before, **turn.state_after}
