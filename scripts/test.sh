@@ -20,7 +20,7 @@ if [ $# -eq 0 ]; then
   # the soak tests first, unbuffered, so their row counts are printed; then everything else
   python3 -m pytest -q -s -p no:cacheprovider tests/test_soak_audit.py
   rc_soak=$?
-  python3 -m pytest -q -p no:cacheprovider --ignore=tests/test_soak_audit.py
+  python3 -m pytest -q -p no:cacheprovider --durations=25 --ignore=tests/test_soak_audit.py
   rc=$?
   [ $rc -eq 0 ] && rc=$rc_soak
 else

@@ -25,6 +25,7 @@ from sage_core.data.types import (
 from sage_core.evaluator.aggregate import EMPTY_ANNOTATED, EMPTY_EXTRACTED, aggregate
 from sage_core.evaluator.compile import DEFAULT_EXTRACTION_FLOOR, compile_with_evidence
 from sage_core.evaluator.repair import repairs
+from sage_core.evaluator.tool_steps import is_tool_step
 from sage_core.evaluator.verify.s1 import TurnContext, verify_s1
 from sage_core.evaluator.verify.s2_encoders import make_backend
 from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend
@@ -177,7 +178,11 @@ class Evaluator:
         stages = self.config.stages
         work: list[_Work] = []
         profile = self.registry.profile
-        text_only = [t for t in turns if t.agent_acts is None]
+        # replies whose acts the heads will read: text-only turns, not a tool-calling agent's steps (those
+        # have their own criteria and never consult the heads, so embedding them would be wasted work)
+        text_only = [t for t in turns if t.agent_acts is None
+                     and not is_tool_step(t, self.registry.get(t.workflow, line=getattr(t, "_line", None)))]
+        text_only_ids = {id(t) for t in text_only}
         heads = self.heads if text_only else None
         if heads is not None:  # one batched encoder call for the chunk's replies
             t0 = time.perf_counter()
@@ -186,7 +191,7 @@ class Evaluator:
         for turn in turns:  # compile + S1
             t0 = time.perf_counter()
             w = _Work(turn)
-            if heads is not None and turn.agent_acts is None:
+            if heads is not None and id(turn) in text_only_ids:
                 w.ms += prefetch_ms
             spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
             w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, profile,
