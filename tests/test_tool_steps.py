@@ -480,3 +480,32 @@ def test_must_ask_an_argument_the_policy_says_to_ask_about(tmp_path):
                            if tr.criterion.args.get("rule") == "must_ask"]
            for t, v in zip(turns, vs) if t.meta["step"].get("tool") == "place_order"}
     assert got == {"asked": [("false", "S1")], "silent": [("true", "S1")]}
+
+
+def test_agent_steps_are_not_embedded_for_the_text_heads(tmp_path):
+    """Tool-calling steps have their own criteria and never read the text heads, so the cascade must not spend
+    encoder time on their replies (it once embedded every reply of tau-bench: 209 s instead of 8 s)."""
+    from sage_core.evaluator.text.heads import load_heads
+    from sage_core.evaluator.verify.s2_encoders import embed
+
+    seen: list[str] = []
+
+    def recording_embed(texts):
+        seen.extend(texts)
+        return embed(texts)
+
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text(json.dumps(conv("good", [LISTING, {"role": "user", "content": "Yes, go ahead."},
+                                             call("s", "ship_order", SHIP), out("s", '{"status": "shipped"}'),
+                                             {"role": "assistant", "content": "Shipped! Anything else?"}])) + "\n",
+                    encoding="utf-8")
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
+    turns, reg = load_agent_logs("openai", logs, tmp_path / "tools.json", tmp_path / "policy.yaml")
+    heads = load_heads(embed=recording_embed)
+    vs = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline"), heads=heads).evaluate(turns)
+    assert len(vs) == len(turns) >= 4 and any(t.agent.startswith("Shipped") for t in turns)
+    assert seen == []
+    # a text-only SGD-style turn in the same evaluator does go through the heads (the recorder works)
+    heads.act_probs("Which city are you flying from?")
+    assert seen
