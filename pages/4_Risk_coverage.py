@@ -16,7 +16,7 @@ from ui.auth import require  # noqa: E402
 ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Risk-coverage")
-st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0 and go first). "
+st.caption("Turns are kept from the most to the least confident (undecided turns have confidence 0.5, below every decided turn, and go first). "
            "Only turns with gold labels count. Where a metric is undefined on the kept turns (precision with no "
            "predicted failure, recall with no gold failure, F1 with neither) the line has a gap, not a 0.")
 slice_caption()

@@ -94,7 +94,7 @@ def test_declined_turns_are_the_least_confident(page):
     assert len(declined) == n - k
     kept_min = min(vs[t.turn_id].confidence for t in ls.turns if t.turn_id not in set(declined["turn_id"]))
     assert max(declined["confidence"]) <= kept_min + 1e-9
-    # undecided turns (confidence 0) are declined first
+    # undecided turns (confidence 0.5, below every decided turn) are declined first
     undecided = {t for t, v in vs.items() if v.label.value == "undecided"}
     if 0 < len(undecided) <= n - k:
         assert undecided <= set(declined["turn_id"])

@@ -117,11 +117,13 @@ def test_aggregation_rules():
     assert aggregate([]) == (TurnLabel.ACCEPTABLE, 0.95)  # no criterion: not the most confident (EMPTY_ANNOTATED)
     assert aggregate([], empty_confidence=0.8) == (TurnLabel.ACCEPTABLE, 0.8)
     assert aggregate([_trace(Decision.FALSE, 1.0, Stage.S1), _trace(Decision.FALSE, 0.4)]) == \
-        (TurnLabel.ACCEPTABLE, 0.4)
+        (TurnLabel.ACCEPTABLE, 0.7)  # probability scale: (1 + min margin 0.4) / 2
     assert aggregate([_trace(Decision.TRUE, 0.7), _trace(Decision.ABSTAIN, 0.1, Stage.NONE)]) == \
-        (TurnLabel.FAILURE, 0.7)
+        (TurnLabel.FAILURE, 0.85)
+    assert aggregate([_trace(Decision.TRUE, 1.0, Stage.S1), _trace(Decision.FALSE, 0.2)]) == \
+        (TurnLabel.FAILURE, 0.6)  # the smallest margin ranks the turn, whichever way it decided
     assert aggregate([_trace(Decision.FALSE, 0.9), _trace(Decision.ABSTAIN, 0.1, Stage.NONE)]) == \
-        (TurnLabel.UNDECIDED, 0.0)
+        (TurnLabel.UNDECIDED, 0.5)  # below every decided turn: (1 + tau) / 2 = 0.6 at tau = 0.20
 
 
 def test_turn_without_criteria_is_acceptable(core):

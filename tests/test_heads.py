@@ -164,7 +164,8 @@ def test_head_decisions_are_s2_encoder_with_probability_margins(heads):
     assert pc.criterion.args["source"] == "head"
     assert pc.final.stage == Stage.S2_ENCODER and pc.final.decision == Decision.TRUE
     assert pc.final.margin == pytest.approx(abs(1 - 2 * p))
-    assert v.label == TurnLabel.FAILURE and v.confidence == pytest.approx(abs(1 - 2 * p))
+    # the turn's confidence is on the probability scale: (1 + margin) / 2 = p, the head's calibrated probability
+    assert v.label == TurnLabel.FAILURE and v.confidence == pytest.approx(p) == pytest.approx((1 + pc.final.margin) / 2)
     # WNF: asks for the amount when it is already given -> illegal
     t2 = _turn("How much do you want to send?", BANK, {"transfer_amount": "$200"}, {"transfer_amount": "$200"})
     w = [tr for tr in ev.evaluate_turn(t2).traces if tr.criterion.type == FailureClass.WNF][0]

@@ -52,7 +52,7 @@ def test_iuv_written_different_surface_abstains_for_s2():
                   [UserValue("location", "NYC")], [AgentAct("REQUEST", "restaurant_name")])
     v, f = finals(t)
     assert f[("IUV", "location")].decision == Decision.ABSTAIN and f[("IUV", "location")].stage == Stage.NONE
-    assert v.label.value == "undecided" and v.confidence == 0.0
+    assert v.label.value == "undecided" and v.confidence == 0.5  # aggregate.UNDECIDED_CONFIDENCE
 
 
 def test_wnf_request_of_filled_slot_and_of_non_intent_slot():

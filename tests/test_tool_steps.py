@@ -280,9 +280,9 @@ def test_noisy_or_dialogue_score_grows_with_failing_steps():
     from sage_core.science.dialogue_score import max_step_score, noisy_or_score
 
     fail = V(label="failure", confidence=1.0)
-    weak = V(label="failure", confidence=0.6)
+    weak = V(label="failure", confidence=0.8)  # probability scale: (1 + margin 0.6) / 2
     ok = V(label="acceptable", confidence=1.0)
-    und = V(label="undecided", confidence=0.0)
+    und = V(label="undecided", confidence=0.5)
     assert noisy_or_score([ok, und, ok]) == 0.0  # no failing step: no failure evidence
     one, two = noisy_or_score([fail, ok]), noisy_or_score([fail, ok, fail])
     assert one == pytest.approx(0.5) and two == pytest.approx(0.75)  # 1 - (1 - 0.5)^2

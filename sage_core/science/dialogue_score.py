@@ -4,10 +4,11 @@ A dialogue is predicted failed iff one of its steps is labelled failure. For
 ranking, ``noisy_or_score`` treats every failing step as an independent possible
 cause of the dialogue's failure:
 
-    score = 1 - prod_{failing steps i} (1 - pi * p_i),    p_i = 0.5 + 0.5 * confidence_i
+    score = 1 - prod_{failing steps i} (1 - pi * p_i),    p_i = confidence_i
 
-- ``p_i`` is the step's failure probability under the evaluator's own mapping
-  (the same 0.5 + 0.5 c the earlier max-score used);
+- ``p_i`` is the step's failure probability: a turn's confidence is on the probability
+  scale (``evaluator.aggregate``: (1 + min margin) / 2), so for a failing step it is
+  the probability that the step does fail;
 - ``pi`` is the chance that a step failure costs the dialogue its outcome. It is
   a prior, not fitted: 0.5 says "a policy breach is as likely to break the outcome
   as not". It has to be below 1, otherwise one S1 failure (confidence 1.0)
@@ -42,12 +43,13 @@ def _confidence(v: Any) -> float:
 
 
 def step_failure_probability(v: Any) -> float:
-    """0.5 + 0.5 c for a failing step, 0.5 for an undecided one, 0.5 - 0.5 c for an acceptable one."""
+    """c for a failing step, 1 - c for an acceptable one, 0.5 for an undecided one (c: the verdict's
+    probability-scale confidence)."""
     lab, c = _label(v), max(0.0, min(1.0, _confidence(v)))
     if lab == "failure":
-        return 0.5 + 0.5 * c
+        return c
     if lab == "acceptable":
-        return 0.5 - 0.5 * c
+        return 1.0 - c
     return 0.5
 
 

@@ -2,7 +2,7 @@
 
 The risk-coverage curve sorts turns by confidence (descending) and keeps the
 top k. Ties are broken by the input order (stable sort), so the curve is a
-deterministic function of the inputs. Undecided turns carry confidence 0 and
+deterministic function of the inputs. Undecided turns carry the lowest confidence (0.5) and
 are therefore the first to be dropped.
 
 Undefined points are NaN, never 0: precision with no predicted failure among
