@@ -13,50 +13,27 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("SAGE_SCREENSHOT_DIR", REPO / "docs" / "screenshots"))
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-pytestmark = pytest.mark.skipif(
-    not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
-    reason=f"real-browser test needs Debian's {CHROMIUM} and {CHROMEDRIVER} (apt-get install chromium chromium-driver)")
-
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+from tests.browser.browser_support import (PW, REPO, WAIT, Browsers, button as _button, idle as _idle,
+                                           server_env, shot as _shot, sign_in, start_streamlit, stop_streamlit,
+                                           wait_text as _wait_text)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-WAIT = 120
-PW = "browser test password"
 INJECTION_MARKER = "INJ-META-MARKER-51c"  # put into every turn's meta (the injection record)
 PARTNER_NOTE = "BOB-PRIVATE-NOTE-9e2"
 LEAD_PAGES = ["/", "/Home", "/Inspector", "/Agreement", "/Risk_coverage", "/Dialogues", "/Accounts"]
 LEAD_MARKERS = ["Criterion trace", "Gold failures", "Inter-annotator agreement", "First failing turn",
                 "Turns declined", "New account", "Run all four configurations", "Headline metrics"]
 BANNED = ["gold", "verdict", "sage-core", "criterion", "s2-symbolic", INJECTION_MARKER, PARTNER_NOTE]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 SETUP = """
@@ -75,67 +52,27 @@ for name in ("Alice", "Bob"):
 """
 
 
-def _start(tmp: Path, env_extra: dict) -> tuple[subprocess.Popen, str]:
+def _start(tmp: Path, env_extra: dict):
+    """A server with the SETUP database (an audit, a lead, two annotators); returns (process, base url, log)."""
     url = f"sqlite:///{tmp / 'audit.db'}"
-    env = dict(os.environ, SAGE_DATABASE_URL=url, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO), **env_extra)
-    if "SAGE_ANNOTATION_ONLY" not in env_extra:
-        env.pop("SAGE_ANNOTATION_ONLY", None)
+    env = server_env(SAGE_DATABASE_URL=url, **env_extra)
     subprocess.run([sys.executable, "-c", SETUP.format(url=url, marker=INJECTION_MARKER, pw=PW)], cwd=REPO,
                    env=env, check=True, timeout=120)
-    port = _free_port()
-    log = open(tmp / "streamlit.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=REPO, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + WAIT
-    while time.time() < deadline:
-        try:  # the health endpoint does not run any page script: the first page request stays the test's
-            if urllib.request.urlopen(base + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                return proc, base
-        except OSError:
-            time.sleep(0.5)
-    proc.terminate()
-    pytest.fail("streamlit did not start: " + (tmp / "streamlit.log").read_text()[-2000:])
-
-
-def _stop(proc) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    return start_streamlit(env, tmp / "streamlit.log")
 
 
 @pytest.fixture()
 def browser():
     """Factory of browsers, each with a fresh profile and Chrome's performance log (websocket frames)."""
-    made = []
-
-    def make():
-        profile = tempfile.mkdtemp(prefix="sage-chrome-")
-        opts = Options()
-        opts.binary_location = CHROMIUM
-        for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-dev-shm-usage", "--window-size=1440,1800", f"--user-data-dir={profile}"):
-            opts.add_argument(arg)
-        opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-        d = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-        d.set_page_load_timeout(WAIT)
-        d.frames_seen = []  # every websocket payload this browser received (decoded)
-        made.append((d, profile))
-        return d
-
-    yield make
-    for d, profile in made:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    made = Browsers(performance_log=True)
+    yield made
+    made.close()
 
 
 def _collect_frames(d) -> list[bytes]:
     """Drain the performance log: the payload of every websocket frame received so far."""
+    if not hasattr(d, "frames_seen"):
+        d.frames_seen = []  # every websocket payload this browser received (decoded)
     for entry in d.get_log("performance"):
         msg = json.loads(entry["message"])["message"]
         if msg.get("method") == "Network.webSocketFrameReceived":
@@ -155,41 +92,8 @@ def _assert_blind(d, where: str, own: tuple = ()) -> None:
         assert banned.lower().encode() not in frames, (where, banned, "websocket")
 
 
-def _idle(d, timeout: float = WAIT):
-    time.sleep(0.5)
-    WebDriverWait(d, timeout).until(
-        lambda x: not x.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'))
-
-
-def _wait_text(d, text: str, timeout: float = WAIT):
-    WebDriverWait(d, timeout).until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), text))
-
-
 def _body(d) -> str:
     return d.find_element(By.TAG_NAME, "body").text
-
-
-def _button(d, label: str):
-    xp = f"//button[.//p[normalize-space()='{label}'] or normalize-space()='{label}']"
-    el = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, xp)))
-    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", el)
-    el.click()
-    return el
-
-
-def _shot(d, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    d.save_screenshot(str(SHOTS / name))
-
-
-def _sign_in(d, url: str, name: str) -> None:
-    d.get(url)
-    box = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Name']")))
-    box.send_keys(name)
-    d.find_element(By.XPATH, "//input[@aria-label='Password']").send_keys(PW)
-    _button(d, "Sign in")
-    _wait_text(d, "Signed in as")
-    _idle(d)
 
 
 def _nav_links(d) -> set[str]:
@@ -230,7 +134,7 @@ def _no_lead_content(d, where: str) -> None:
 
 
 def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, browser):
-    proc, base = _start(tmp_path, {})
+    proc, base, log = _start(tmp_path, {})
     db_file = tmp_path / "audit.db"
     try:
         # the lead: sign-in page first (screenshot), then SAGE runs so the server holds verdicts
@@ -239,7 +143,7 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
         _wait_text(lead, "Sign in to SAGE Studio")
         _idle(lead)
         _shot(lead, "sign_in.png")
-        _sign_in(lead, base + "/", "lea")
+        sign_in(lead, base + "/", "lea")
         _button(lead, "Run all four configurations")
         _wait_text(lead, "S2 backend that actually ran")
         _idle(lead)
@@ -252,7 +156,7 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
 
         # alice: her own browser; every lead page by URL, query parameter and sidebar is closed to her
         alice = browser()
-        _sign_in(alice, base + "/Blind_annotation", "alice")
+        sign_in(alice, base + "/Blind_annotation", "alice")
         tid = _current_turn(alice)
         for path in LEAD_PAGES + [f"/Inspector?turn={tid}", "/Agreement?audit=access-audit", "/?slice=0123456789abcdef"]:
             alice.get(base + path)
@@ -277,7 +181,7 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
 
         # bob labels the same turn (half-labelled turns first) with a private note, by mouse
         bob = browser()
-        _sign_in(bob, base + "/Blind_annotation", "bob")
+        sign_in(bob, base + "/Blind_annotation", "bob")
         assert _current_turn(bob) == tid
         note = bob.find_element(By.XPATH, "//textarea[@aria-label='Note (optional)']")
         note.send_keys(PARTNER_NOTE)
@@ -348,11 +252,11 @@ def test_lead_and_two_annotators_blind_roles_shortcuts_revisions(tmp_path, brows
         _current_turn(cora)
         assert "invite=" not in cora.current_url  # the one-time link leaves the address bar
     finally:
-        _stop(proc)
+        stop_streamlit(proc, log)
 
 
 def test_fresh_annotation_only_server_refuses_lead_pages_before_root_is_visited(tmp_path, browser):
-    proc, base = _start(tmp_path, {"SAGE_ANNOTATION_ONLY": "1"})
+    proc, base, log = _start(tmp_path, {"SAGE_ANNOTATION_ONLY": "1"})
     try:
         d = browser()
         d.get(base + "/Agreement")  # the first page request this server ever gets
@@ -364,7 +268,7 @@ def test_fresh_annotation_only_server_refuses_lead_pages_before_root_is_visited(
             WebDriverWait(d, WAIT).until(lambda x: "annotation page only" in _body(x) or "Sign in" in _body(x))
             _idle(d)
             _no_lead_content(d, path)
-        _sign_in(d, base + "/Blind_annotation", "lea")  # even the lead: no lead page on this server
+        sign_in(d, base + "/Blind_annotation", "lea")  # even the lead: no lead page on this server
         for path in LEAD_PAGES:
             d.get(base + path)
             _wait_text(d, "Signed in as")
@@ -373,8 +277,8 @@ def test_fresh_annotation_only_server_refuses_lead_pages_before_root_is_visited(
         a = browser()
         a.get(base + "/Dialogues")
         WebDriverWait(a, WAIT).until(lambda x: "annotation page only" in _body(x) or "Sign in" in _body(x))
-        _sign_in(a, base + "/Blind_annotation", "alice")
+        sign_in(a, base + "/Blind_annotation", "alice")
         _current_turn(a)
         _assert_blind(a, "annotation-only server")
     finally:
-        _stop(proc)
+        stop_streamlit(proc, log)

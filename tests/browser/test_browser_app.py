@@ -8,46 +8,22 @@ the README (or ``$SAGE_SCREENSHOT_DIR``). Skipped, with the reason, when Chromiu
 """
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("SAGE_SCREENSHOT_DIR", REPO / "docs" / "screenshots"))  # CI may write elsewhere
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-pytestmark = pytest.mark.skipif(
-    not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
-    reason=f"real-browser test needs Debian's {CHROMIUM} and {CHROMEDRIVER} (apt-get install chromium chromium-driver)")
-
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+from tests.browser.browser_support import (PW, REPO, WAIT, Browsers, button as _button, idle as _idle,
+                                           server_env, shot as _shot, sign_in, start_streamlit, stop_streamlit,
+                                           wait_text as _wait_text)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-WAIT = 120
-PW = "browser test password"
-
 from ui.loading import load_demo  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +32,7 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     db_file = tmp / "audit.db"
     url = f"sqlite:///{db_file}"
-    env = dict(os.environ, SAGE_DATABASE_URL=url, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO))
+    env = server_env(SAGE_DATABASE_URL=url)
     # the audit is created with the audit API, as a coordinator would; the browser only labels it
     code = ("from audit import sampling, assignment; from ui.loading import load_demo; "
             "s = sampling.stratified_sample(load_demo().turns, 2, seed=5); "
@@ -67,98 +42,21 @@ def server(tmp_path_factory):
             f"[accounts.create_account(n, {PW!r}, role=r, db={url!r}) "
             "for n, r in (('lea', 'lead'), ('alice', 'annotator'), ('bob', 'annotator'))]")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=120)
-    port = _free_port()
-    log = open(tmp / "streamlit.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=REPO, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + WAIT
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(base + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start: " + (tmp / "streamlit.log").read_text()[-2000:])
+    proc, base, log = start_streamlit(env, tmp / "streamlit.log")
     yield base, db_file
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
-
-
-def _driver(profile: str):
-    opts = Options()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-dev-shm-usage", "--window-size=1440,1800", f"--user-data-dir={profile}"):
-        opts.add_argument(arg)
-    d = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    d.set_page_load_timeout(WAIT)
-    return d
+    stop_streamlit(proc, log)
 
 
 @pytest.fixture()
 def browser():
     """Factory of browsers, each with a fresh profile (its own cookies, its own Streamlit session)."""
-    made = []
-
-    def make():
-        profile = tempfile.mkdtemp(prefix="sage-chrome-")
-        made.append((_driver(profile), profile))
-        return made[-1][0]
-
-    yield make
-    for d, profile in made:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def _wait_text(d, text: str, timeout: float = WAIT):
-    WebDriverWait(d, timeout).until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), text))
-
-
-def _idle(d, timeout: float = WAIT):
-    """Wait until the script run finished (Streamlit shows a 'Running...' status widget while busy)."""
-    time.sleep(0.5)
-    WebDriverWait(d, timeout).until(
-        lambda x: not x.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'))
-
-
-def _button(d, label: str):
-    xp = f"//button[.//p[normalize-space()='{label}'] or normalize-space()='{label}']"
-    el = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, xp)))
-    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", el)
-    el.click()
-    return el
-
-
-def _shot(d, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / name
-    d.save_screenshot(str(path))
-    return path
-
-
-def _sign_in_form(d, url: str, name: str) -> None:
-    """Open ``url`` (nobody signed in in this browser yet) and sign in with name and password."""
-    d.get(url)
-    box = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Name']")))
-    box.send_keys(name)
-    d.find_element(By.XPATH, "//input[@aria-label='Password']").send_keys(PW)
-    _button(d, "Sign in")
-    _wait_text(d, f"Signed in as {name}")
-    _idle(d)
+    made = Browsers()
+    yield made
+    made.close()
 
 
 def _sign_in(d, base: str, name: str) -> str:
-    _sign_in_form(d, base + "/Blind_annotation", name)
+    sign_in(d, base + "/Blind_annotation", name)
     return _current_turn(d)
 
 
@@ -194,7 +92,7 @@ def test_every_page_and_two_annotators(server, browser):
     d = browser()
 
     # home: the lead signs in; demo slice, run every configuration (SAGE-LLM is refused without an endpoint)
-    _sign_in_form(d, base + "/", "lea")
+    sign_in(d, base + "/", "lea")
     _wait_text(d, "SAGE Studio")
     _wait_text(d, "Gold failures")
     _button(d, "Run all four configurations")

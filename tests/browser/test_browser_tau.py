@@ -6,26 +6,14 @@ reward 0). Skipped, with the reason, when Chromium, chromedriver or ../shared ar
 """
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("SAGE_SCREENSHOT_DIR", REPO / "docs" / "screenshots"))
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-pytestmark = pytest.mark.skipif(not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
-                                reason=f"needs {CHROMIUM} and {CHROMEDRIVER}")
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+from tests.browser.browser_support import (PW, REPO, SHOTS, Browsers, click_xpath, free_port, idle, server_env,
+                                           sign_in, start_streamlit, stop_streamlit, wait_text)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -33,81 +21,39 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 WAIT = 180
 TURN = "task0-trial0-s013"
-LEAD, PW = "lea", "browser test password"
-
-
-def _port() -> int:
-    """A free port in 8620-8629 (the range this feature's servers use), else any free port."""
-    for p in list(range(8620, 8630)) + [0]:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-                return s.getsockname()[1]
-            except OSError:
-                continue
-    raise RuntimeError("no free port")
+LEAD = "lea"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, shared_data):
     tmp = tmp_path_factory.mktemp("tau_browser")
-    env = dict(os.environ, SAGE_DATABASE_URL=f"sqlite:///{tmp / 'audit.db'}", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO),
-               SAGE_DATA_ROOTS=f"{REPO}:{shared_data}")  # "Path on disk" reads only inside the data roots
+    env = server_env(SAGE_DATABASE_URL=f"sqlite:///{tmp / 'audit.db'}",
+                     SAGE_DATA_ROOTS=f"{REPO}:{shared_data}")  # "Path on disk" reads only inside the data roots
     # every page needs a signed-in lead (issue 10): the account is made as a lead would, by the entry point
     subprocess.run([sys.executable, "-m", "audit", "create-lead", "--name", LEAD], cwd=REPO,
                    env=dict(env, SAGE_LEAD_PASSWORD=PW), check=True, timeout=120)
-    port = _port()
-    log = open(tmp / "streamlit.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + WAIT
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(base + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start")
+    proc, base, log = start_streamlit(env, tmp / "streamlit.log", port=free_port(range(8620, 8630)))
     yield base, shared_data
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
+    stop_streamlit(proc, log)
 
 
 @pytest.fixture()
 def driver():
-    profile = tempfile.mkdtemp(prefix="sage-chrome-")
-    opts = Options()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1440,1800", f"--user-data-dir={profile}"):
-        opts.add_argument(arg)
-    d = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    d.set_page_load_timeout(WAIT)
-    yield d
-    d.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    made = Browsers()
+    yield made()
+    made.close()
 
 
 def _text(d, text):
-    WebDriverWait(d, WAIT).until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), text))
+    wait_text(d, text, WAIT)
 
 
 def _idle(d):
-    time.sleep(0.7)
-    WebDriverWait(d, WAIT).until(lambda x: not x.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'))
+    idle(d, WAIT, settle=0.7)
 
 
 def _click(d, xpath):
-    el = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, xpath)))
-    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", el)
-    el.click()
+    click_xpath(d, xpath)
     _idle(d)
 
 
@@ -121,12 +67,7 @@ def _type(d, label, value):
 def test_tau_bench_failure_in_the_inspector(server, driver):
     base, data = server
     d = driver
-    d.get(base + "/")
-    box = WebDriverWait(d, WAIT).until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Name']")))
-    box.send_keys(LEAD)
-    d.find_element(By.XPATH, "//input[@aria-label='Password']").send_keys(PW)
-    _click(d, "//button[.//p[normalize-space()='Sign in']]")
-    _text(d, f"Signed in as {LEAD}")
+    sign_in(d, base + "/", LEAD)
     _text(d, "SAGE Studio")
     _idle(d)
     _click(d, "//label[.//p[normalize-space()='Path on disk']]")
