@@ -79,10 +79,14 @@ def check_password(password: str) -> str:
 
 def create_account(name: str, password: str, role: str = "annotator", db: DB = None) -> AccountInfo:
     """A new account with an argon2id password hash; refuses a name already taken (after normalising)."""
+    return _new_account(name, role, _hasher().hash(check_password(password)), db)
+
+
+def _new_account(name: str, role: str, digest: Optional[str], db: DB) -> AccountInfo:
+    """Insert an account (``digest`` None: invited, no password yet); refuses a taken name (after normalising)."""
     if role not in ROLES:
         raise AuditError(f"role must be one of {', '.join(ROLES)}", field="role")
     display, key = normalise_name(name)
-    digest = _hasher().hash(check_password(password))
 
     def _fn(s: Session) -> AccountInfo:
         row = s.exec(select(Annotator).where(Annotator.name_key == key)).first()
@@ -224,21 +228,7 @@ INVITE_TTL_S = 7 * 24 * 3600
 
 def create_invited(name: str, role: str = "annotator", db: DB = None) -> AccountInfo:
     """An account without a password yet: its owner chooses one through an invitation link."""
-    if role not in ROLES:
-        raise AuditError(f"role must be one of {', '.join(ROLES)}", field="role")
-    display, key = normalise_name(name)
-
-    def _fn(s: Session) -> AccountInfo:
-        row = s.exec(select(Annotator).where(Annotator.name_key == key)).first()
-        if row is None:
-            row = s.exec(select(Annotator).where(Annotator.name == display)).first()
-        if row is not None:
-            raise AuditError(f"an account named '{row.name}' already exists", field="name")
-        row = Annotator(name=display, name_key=key, role=role, password_hash=None)
-        s.add(row)
-        s.flush()
-        return _info(row)
-    return run_write(db, _fn)
+    return _new_account(name, role, None, db)
 
 
 def clear_password(name: str, db: DB = None) -> AccountInfo:

@@ -220,16 +220,21 @@ def wnf_candidates(turn: Turn, spec: WorkflowSpec) -> list[tuple[str, str]]:
     return out
 
 
+def choose_wnf_slot(cands: list[tuple[str, str]], rng: random.Random) -> tuple[str, str]:
+    """One (slot, why) of ``wnf_candidates``: re-asking a known slot is the classic WNF, so an already filled
+    slot is preferred half of the time when there is one (template and natural injection alike)."""
+    filled = [c for c in cands if c[1] == "already filled"]
+    group = filled if filled and (len(filled) == len(cands) or rng.random() < 0.5) else \
+        [c for c in cands if c[1] != "already filled"]
+    return rng.choice(group)
+
+
 def inject_wnf(turn: Turn, spec: WorkflowSpec, rng: random.Random, pool: Optional[ValuePool] = None) -> Optional[Turn]:
     """WNF: the reply becomes a request for a slot outside Next(W, s_{t-1})."""
     cands = wnf_candidates(turn, spec)
     if not cands:
         return None
-    filled = [c for c in cands if c[1] == "already filled"]
-    # re-asking a known slot is the classic WNF; prefer it half of the time when possible
-    group = filled if filled and (len(filled) == len(cands) or rng.random() < 0.5) else \
-        [c for c in cands if c[1] != "already filled"]
-    slot, why = rng.choice(group)
+    slot, why = choose_wnf_slot(cands, rng)
     t = _copy(turn)
     t.agent = request_text(spec, slot, rng)
     t.agent_acts = [AgentAct("REQUEST", slot)]

@@ -30,8 +30,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-from sage_core.science.inject import (CLASSES, _copy, _finish, _same, appears, inject_iuv, pc_missing, uv_slot_order,
-                     wnf_candidates)
+from sage_core.science.inject import (CLASSES, _copy, _finish, _same, appears, choose_wnf_slot, inject_iuv,
+                                     pc_missing, uv_slot_order, wnf_candidates)
 from sage_core.data.types import AgentAct, Turn
 from sage_core.specs.workflow import WorkflowSpec
 
@@ -109,11 +109,7 @@ def inject_wnf_natural(turn: Turn, spec: WorkflowSpec, rng: random.Random,
              if pool.requests_for(spec.service, s, turn.dialogue_id)]
     if not cands:
         return None
-    filled = [c for c in cands if c[1] == "already filled"]
-    # re-asking a known slot is the classic WNF; prefer it half of the time when possible (as templates do)
-    group = filled if filled and (len(filled) == len(cands) or rng.random() < 0.5) else \
-        [c for c in cands if c[1] != "already filled"]
-    slot, why = rng.choice(group)
+    slot, why = choose_wnf_slot(cands, rng)
     src = rng.choice(pool.requests_for(spec.service, slot, turn.dialogue_id))
     t = _copy(turn)
     t.agent = src.text
