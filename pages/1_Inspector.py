@@ -96,7 +96,9 @@ def _turn_detail(ls, res, tid: str) -> None:
 
     st.markdown("**Criterion trace** (each row: one failure hypothesis; *failure present* = the failure is there)")
     if not v.traces:
-        st.caption("No criteria were compiled for this turn: acceptable with confidence 1.0.")
+        st.caption(f"No criteria were compiled for this turn: acceptable, but nothing was checked, so its confidence "
+                   f"is {v.confidence:.2f}, not 1.0 (the share of such turns that are acceptable; annotated evidence "
+                   "can miss less than extracted evidence).")
     else:
         trace = table.trace_table(v)
         st.dataframe(trace.style.apply(lambda r: ["background-color: #fee2e2" if r["verdict"] == "failure present"
@@ -107,7 +109,8 @@ def _turn_detail(ls, res, tid: str) -> None:
                      column_config={"criterion": st.column_config.TextColumn("failure checked", width="large")})
         st.caption(f"margin: how decisively the deciding stage answered (S1 rules = 1.0; S2 decides only when "
                    f"|margin| >= tau = {get_settings().tau}); abstained: the stages that could not decide. "
-                   "The turn's confidence is the smallest margin over decided criteria.")
+                   "The turn's confidence is (1 + the smallest margin over decided criteria) / 2: the chance the "
+                   "verdict is right when margins are calibrated (0.5 when undecided).")
         for i, tr in enumerate(v.traces, start=1):
             c = tr.criterion
             with st.expander(f"{i}. {c.type.value} {render.md(c.text or c.id)} -> {table.decision_text(tr.final.decision)} "
