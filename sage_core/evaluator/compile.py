@@ -39,13 +39,16 @@ from sage_core.data.types import (
 )
 from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
 from sage_core.evaluator.text.normalize import (
+    compare,
     find_in_text,
+    iter_dates,
+    iter_times,
     normalize,
     sequence_span,
     tokens,
     tokens_with_spans,
 )
-from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, slot_keywords
 from sage_core.evaluator.text.user_values import (
     extract_user_values,
     grounded_user_values,
@@ -104,10 +107,32 @@ def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct],
         vt = spec.slots[slot].value_type
         if vt == "bool":  # "without insurance", "with outdoor seating"
             kws = bool_keywords(spec, slot, profile)
-            if any(w.startswith(k[:6]) for k in kws for w in agent_words):
+            if any(keyword_match(w, k) for k in kws for w in agent_words):
                 out.add(slot)
         elif find_in_text(v, turn.agent, vt):
             out.add(slot)
+    return out
+
+
+PROPOSABLE_TYPES = {"date": iter_dates, "time": iter_times}
+
+
+def proposed_in_reply(turn: Turn, spec: WorkflowSpec, missing: list[str], known: dict[str, str]) -> set[str]:
+    """Missing date / time slots whose value the confirmation itself proposes ("can I schedule it on March 1st?").
+
+    A confirmation may put forward a value the user has not given yet, for the user to accept or correct; the
+    slot counts as stated when it is the only missing slot of its type and the reply says a value of that type
+    that no known slot holds (so it is not a restated check-in date standing for a missing check-out date).
+    """
+    out: set[str] = set()
+    for vt, finder in PROPOSABLE_TYPES.items():
+        typed = [m for m in missing if m in spec.slots and spec.slots[m].value_type == vt]
+        if len(typed) != 1:
+            continue
+        said = [text for _, (a, b) in finder(turn.agent) for text in [turn.agent[a:b]]]
+        held = [v for k, v in known.items() if k in spec.slots and spec.slots[k].value_type == vt]
+        if any(not any(compare(x, v, vt) for v in held) for x in said):
+            out.add(typed[0])
     return out
 
 
@@ -241,6 +266,7 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
         stated = stated_in_reply(turn, spec, acts, profile)
         untracked = set((turn.meta or {}).get("untracked_slots") or [])
         missing = [m for m in spec.missing_for_outcome(known) if m not in stated]
+        missing = [m for m in missing if m not in proposed_in_reply(turn, spec, missing, known)]
         unknown = [m for m in missing if m in untracked]
         missing = [m for m in missing if m not in untracked]
         cue = confirmation_cue(turn.agent)
@@ -266,4 +292,4 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
     return out, uvs, acts
 
 
-__all__ = ["compile_turn", "validate_turn", "compile_with_evidence", "turn_evidence", "info_state", "workflow_confidence", "stated_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]
+__all__ = ["compile_turn", "validate_turn", "compile_with_evidence", "turn_evidence", "info_state", "workflow_confidence", "stated_in_reply", "proposed_in_reply", "legal_state", "REQUEST_ACTS", "CONFIRM_ACTS"]

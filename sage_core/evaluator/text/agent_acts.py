@@ -25,7 +25,7 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
 )
 from sage_core.evaluator.text.sentences import sentences
-from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, slot_keywords
 from sage_core.specs.workflow import WorkflowSpec
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def _restates_bool(turn: Turn, spec: WorkflowSpec, profile: CorpusProfile) -> bo
     for slot, v in {**turn.state_before, **turn.state_after}.items():
         if slot in spec.slots and spec.slots[slot].value_type == "bool" and str(v).lower() in ("true", "false"):
             kws = bool_keywords(spec, slot, profile)
-            if any(w.startswith(k[:6]) for k in kws for w in words):
+            if any(keyword_match(w, k) for k in kws for w in words):
                 return True
     return False
 

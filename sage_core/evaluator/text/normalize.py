@@ -122,12 +122,36 @@ def sequence_span(toks: list[tuple[str, int, int]], seq: list[str]) -> Optional[
     return None if i is None else (toks[i][1], toks[i + len(seq) - 1][2])
 
 
+# Constructions (on normalised tokens) that say "no preference" without a fixed phrase: a negated care / mind /
+# matter verb ("I do not mind the type"), "no <adj> preference", and an open choice that the user accepts
+# ("anything is okay", "any of the airlines you can find would work", "any device that you want").
+DONTCARE_PATTERNS = tuple(re.compile(p) for p in (
+    r"\b(?:dont|doesnt|didnt|wont|wouldnt|do not|does not|will not|would not)(?: really| much| even)? (?:care|mind|matter)\b",
+    r"\bno (?:real |particular |specific |strong )?preferences?\b",
+    r"\b(?:any|anything|anywhere|anyone|whatever|whichever|either)\b(?: (?!else\b|other\b|more\b|that\b|which\b|"
+    r"with\b)\w+){0,6}? (?:(?:is|are|will be|would be|should be|sounds?) (?:fine|ok|okay|good|great|alright)|"
+    r"works?|would work|will work|will do|would do)\b",
+    r"\b(?:any|anything|whatever|whichever)(?: \w+)?(?: that| which)? you (?:want|like|choose|prefer|pick|find|think)\b",
+))
+
+
 def find_dontcare(text: str) -> Optional[Span]:
+    """Where ``text`` says the user has no preference: a fixed phrase, else one of ``DONTCARE_PATTERNS``."""
     toks = tokens_with_spans(text)
     for phrase in _DONTCARE_CLEAN:
         span = sequence_span(toks, phrase.split())
         if span:
             return span
+    joined, starts = "", []
+    for t, _, _ in toks:
+        starts.append(len(joined) + (1 if joined else 0))
+        joined = f"{joined} {t}" if joined else t
+    for rx in DONTCARE_PATTERNS:
+        m = rx.search(joined)
+        if m:
+            first = max(i for i, st in enumerate(starts) if st <= m.start())
+            last = max(i for i, st in enumerate(starts) if st < m.end())
+            return toks[first][1], toks[last][2]
     return None
 
 

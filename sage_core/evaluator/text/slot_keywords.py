@@ -98,6 +98,24 @@ def _hinted_keywords(spec: WorkflowSpec, slot: str, hints: tuple[tuple[str, floa
     return sorted(kws.items())
 
 
+# inflection endings dropped before comparing a word with a yes/no slot's keyword ("sharing" / "share" / "shared")
+STEM_SUFFIXES = ("ing", "ed", "es", "s", "e")
+MIN_STEM = 4  # a stem shorter than this is compared as the whole word
+
+
+def stem(w: str) -> str:
+    for suf in STEM_SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= MIN_STEM:
+            return w[:-len(suf)]
+    return w
+
+
+def keyword_match(word: str, kw: str) -> bool:
+    """``word`` mentions the yes/no keyword ``kw``: it starts with the keyword's first six letters ("outdoors"
+    for "outdoor") or has the same stem ("sharing the cab" for shared_ride, "smoke" for smoking_allowed)."""
+    return word.startswith(kw[:6]) or stem(word) == stem(kw)
+
+
 def bool_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[str]:
     """Words whose mention means the user talks about a yes/no slot (outdoor, laundry, insurance...)."""
     return [k for k, w in slot_keywords(spec, slot, profile) if w >= 0.6 and len(k) > 3 and " " not in k

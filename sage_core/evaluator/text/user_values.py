@@ -138,7 +138,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
         out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
     kinds = [s for s in slots if any(t in TYPE_LIKE for t in tokens(s.replace("_", " ")))]
     km = next((m for m in KIND_NOUN.finditer(text) if m.group(1).lower() not in NOT_A_KIND), None)
-    if km and len(kinds) == 1:
+    if km and len(kinds) == 1 and not is_question(text, (km.start(1), km.end(1))):  # "is it an economical place?"
         out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
     return out
 

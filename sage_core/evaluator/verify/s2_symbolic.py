@@ -22,7 +22,7 @@ from sage_core.evaluator.text.normalize import (
     tokens,
     tokens_with_spans,
 )
-from sage_core.evaluator.text.slot_keywords import bool_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, stem
 from sage_core.evaluator.tool_steps import verify_tool_step_s2
 from sage_core.evaluator.verify.s1 import TurnContext
 
@@ -41,6 +41,7 @@ M_CONTAINED = 0.7  # one value's content words contain the other's ("Taj" / "Taj
 M_RECORDED_EXTRACTED = 0.7  # IUV: s_t wrote a value u_t itself says (the extracted user value mis-read the slot)
 M_RECORDED_ANNOTATED = 0.5  # the same with an annotated user value; also the floor of an extracted user value
 M_MISATTRIBUTED = 0.6  # IUV: s_t holds the extracted value under another slot of the same type
+M_DISTINCTIVE = 0.6  # UV: a word of a categorical value that no other value of the slot has ("bedroom device")
 M_DONTCARE_CUE = 0.8  # "no preference" said by the user
 M_DONTCARE_CUE_MISSING = 0.6  # dontcare written with no such cue (used negated)
 M_DEFAULT_CONFIRMED = 0.6  # the schema default, inside a confirmation the user answered
@@ -206,6 +207,12 @@ class GroundingBackend:
             return decide(bad, self.tau, f"request of {slot}{where} (confidence {_conf(c):.2f}) is outside "
                                          f"Next(W, s) = {sorted(legal)}", "agent", stage=stage)
         if c.args.get("just_supplied") and c.args.get("filled_after"):
+            if _conf(c) < 1.0:
+                # read from text, a "re-request" of what u_t just said is an echo (a confirmation) or the extractor
+                # taking the slot under discussion for its sibling (origin for destination, date for time): on the
+                # dev split, none of 18 such head requests was a request of that slot
+                return decide(M_UNDECIDABLE, self.tau, f"extracted request of {slot}, which the user just supplied: "
+                                                       "an echo or a sibling slot, not judged", "agent")
             return decide(bad, self.tau, f"re-request of {slot}, which the user just supplied", "agent", stage=stage)
         return decide(good, self.tau, f"{slot} is a legal next field", "agent", stage=stage)
 
@@ -241,6 +248,10 @@ class GroundingBackend:
                 if find_in_text(alias, text, "text"):
                     where = "user" if i < 0 else f"history[{i}]"
                     return decide(M_ALIAS, self.tau, f"{value!r} is expressed as {alias!r} in {where}", where)
+        cue = _distinctive_word(value, ctx.spec.slots[slot].possible_values, texts)
+        if cue is not None:
+            return decide(M_DISTINCTIVE, self.tau, f"{cue[0]!r} in {cue[1]} names {value!r} and no other value of {slot}",
+                          cue[1])
         if is_dontcare(value):
             for who, i, text in texts[:5]:
                 if who == "user" and find_dontcare(text):
@@ -272,7 +283,7 @@ class GroundingBackend:
             words = tokens(text)
             for k in kws:
                 for j, w in enumerate(words):
-                    if w.startswith(k[:6]):
+                    if keyword_match(w, k):
                         neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
                         val_true = str(value).strip().lower() in ("true", "yes")
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
@@ -324,6 +335,21 @@ def _context(ctx: TurnContext) -> list[tuple[str, int, str]]:
         u = ctx.turn.history[i]
         out.append((u.speaker, i, u.text))
     return out
+
+
+def _distinctive_word(value: str, possible: list[str], texts) -> Optional[tuple[str, str]]:
+    """(word, where) when the dialogue says a content word of the categorical ``value`` that no other possible
+    value of the slot contains: the user named the value in other words ("on the bedroom device" for "Bedroom
+    speaker" among TV / Kitchen speaker / Bedroom speaker). None for free-text slots or without such a word."""
+    if not possible or not any(compare(p, value, "categorical") is True for p in possible):
+        return None
+    others = {stem(w) for p in possible if compare(p, value, "categorical") is not True for w in _content(p)}
+    own = [w for w in _content(value) if len(w) >= 3 and stem(w) not in others]
+    for who, i, text in texts:
+        hit = next((w for w in tokens(text) if stem(w) in {stem(o) for o in own}), None)
+        if hit:
+            return hit, ("user" if i < 0 else f"history[{i}]")
+    return None
 
 
 def _best_window(value: str, texts) -> Optional[str]:
