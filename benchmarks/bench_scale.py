@@ -11,6 +11,12 @@ instance with 2 CPUs). Peak memory is the summed RSS of the whole process tree
 ~50 MB slices by path in three sessions (one after the other), closes them, and
 the server's RSS is printed idle, after each load and after the sessions closed.
 
+Each mode prints a "started" line, then its row when it ends. A mode past ``--limit-s``, or a SIGTERM
+to the bench (a session's time limit: the previous run lost its Ray line that way, killed while Ray
+ran, after the two local modes had used most of its 15 minutes), is interrupted and still printed, with
+``stopped`` and the verdicts it had written. Ray's local instance runs its workers at nice 15 (Ray's
+default ``worker_niceness``), so on a busy machine the Ray mode yields to everything else running.
+
 Prints only; never asserts. Run:
 ``python benchmarks/bench_scale.py --sizes 10000,100000 --modes local1,local2,ray``
 ``python benchmarks/bench_scale.py --sizes 1000000 --modes local2``
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -115,25 +122,72 @@ def write_slice(base: list[str], turns: list, n: int, paths: list[Path]) -> None
             fh.close()
 
 
-def run_evaluate(slice_arg: str, out: Path, mode: str, n: int) -> dict:
+class Stopped(Exception):
+    """SIGTERM reached the bench (a session's time limit): the running mode still gets its row."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    raise Stopped()
+
+
+def verdicts_so_far(out: Path) -> int:
+    """Verdict lines written so far: the ``.partial`` file(s) of a run still going (local: one file; ray: a folder)."""
+    files = list(out.glob("*.partial")) if out.is_dir() else [out.with_name(out.name + ".partial")]
+    n = 0
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                n += sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+        except OSError:
+            pass
+    return n
+
+
+def run_evaluate(slice_arg: str, out: Path, mode: str, n: int, limit_s: float = 0.0) -> dict:
+    """One ``evaluate`` run; a run past ``limit_s`` (or a SIGTERM to the bench) is interrupted and still reported,
+    with the verdicts it had written, so a cut-short bench never loses the line of the mode it was in."""
     cmd = [sys.executable, "-m", "sage_core", "evaluate", "--slice", slice_arg, "--schema",
            str(SGD_TEST / "schema.json"), "--out", str(out), "--quiet", *MODES[mode]]
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    print(json.dumps({"turns": n, "mode": mode, "status": "started", "at": time.strftime("%H:%M:%S")}), flush=True)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # stdout/stderr go to files, not pipes: the bench waits on the process (with a time limit), and a pipe
+    # nobody reads would block a chatty run (Ray Data logs) once it is full
+    log_out, log_err = (tempfile.TemporaryFile("w+") for _ in range(2))
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log_out, stderr=log_err, text=True)
     sampler = PeakSampler(proc.pid)
     sampler.start()
-    stdout, stderr = proc.communicate()
+    stopped = None
+    try:
+        proc.wait(timeout=limit_s or None)
+    except (subprocess.TimeoutExpired, Stopped, KeyboardInterrupt) as e:
+        stopped = "time limit" if isinstance(e, subprocess.TimeoutExpired) else type(e).__name__
     secs = time.perf_counter() - t0
-    sampler.stop()
     row = {"turns": n, "mode": mode, "seconds": round(secs, 1), "turns_per_s": round(n / secs, 1),
-           "peak_tree_mb": round(sampler.peak), "peak_single_mb": round(sampler.peak_single), "rc": proc.returncode}
-    if proc.returncode:
-        row["error"] = stderr.strip().splitlines()[-1:] if stderr else ""
+           "peak_tree_mb": round(sampler.peak), "peak_single_mb": round(sampler.peak_single)}
+    if stopped:
+        done = verdicts_so_far(out)
+        row.update(stopped=stopped, verdicts_written=done, turns_per_s=round(done / secs, 1))
+        proc.send_signal(signal.SIGINT)  # the CLI removes its partial output and shuts Ray down
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    sampler.stop()
+    row["rc"] = proc.returncode
+    if proc.returncode and not stopped:
+        log_err.seek(0)
+        row["error"] = log_err.read().strip().splitlines()[-1:]
+    log_out.close()
+    log_err.close()
+    if stopped and stopped != "time limit":
+        print(json.dumps(row), flush=True)
+        raise Stopped()
     return row
 
 
-def bench_cli(sizes: list[int], modes: list[str], keep: bool) -> None:
+def bench_cli(sizes: list[int], modes: list[str], keep: bool, limit_s: float = 0.0) -> None:
     from sage_core import load_corpus
 
     turns, _ = load_corpus("sgd", SGD_TEST, SGD_TEST / "schema.json")
@@ -152,9 +206,9 @@ def bench_cli(sizes: list[int], modes: list[str], keep: bool) -> None:
                 write_slice(base, ids, n, shards)
             for mode in modes:
                 if mode == "ray":
-                    row = run_evaluate(str(shards[0].parent / "*.jsonl"), tmp / f"out_{n}_ray", mode, n)
+                    row = run_evaluate(str(shards[0].parent / "*.jsonl"), tmp / f"out_{n}_ray", mode, n, limit_s)
                 else:
-                    row = run_evaluate(str(one), tmp / f"out_{n}_{mode}.jsonl", mode, n)
+                    row = run_evaluate(str(one), tmp / f"out_{n}_{mode}.jsonl", mode, n, limit_s)
                 print(json.dumps(row), flush=True)
             for p in [one, *shards]:
                 p.unlink(missing_ok=True)
@@ -340,13 +394,19 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8630)
     ap.add_argument("--slice-mb", type=float, default=50.0)
     ap.add_argument("--keep", action="store_true", help="keep the generated slices and verdicts")
+    ap.add_argument("--limit-s", type=float, default=0.0,
+                    help="stop a mode after this many seconds and report the verdicts it wrote (0: no limit)")
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, _on_sigterm)
     if a.inspector:
         bench_inspector(a.port, a.inspector)
     elif a.app:
         bench_app(a.port, a.slice_mb)
     else:
-        bench_cli([int(x) for x in a.sizes.split(",")], a.modes.split(","), a.keep)
+        try:
+            bench_cli([int(x) for x in a.sizes.split(",")], a.modes.split(","), a.keep, a.limit_s)
+        except Stopped:
+            sys.exit(143)
 
 
 if __name__ == "__main__":

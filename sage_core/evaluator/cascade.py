@@ -8,6 +8,7 @@ calls are shared and cached.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -86,6 +87,14 @@ def is_open_class(c: Criterion, spec: WorkflowSpec, open_class: tuple[str, ...])
         sp = spec.slots[slot]
         return not sp.is_categorical and sp.value_type == "text"
     return False
+
+
+def _blas_for(heads: Any):
+    """One BLAS-thread limit around a chunk's compile loop (the heads' per-turn limit then nests for free)."""
+    if heads is None:
+        return contextlib.nullcontext()
+    from sage_core.evaluator.text.heads import single_thread_blas
+    return single_thread_blas()
 
 
 def _abstain_all() -> Verdict:
@@ -174,41 +183,45 @@ class Evaluator:
                 progress(len(out), n)
         return out
 
+    def _compile_s1(self, turn: Turn, heads: Any, text_only: bool, prefetch_ms: float) -> _Work:
+        """Compile one turn's criteria (the heads read text-only replies) and run S1 on them."""
+        stages = self.config.stages
+        t0 = time.perf_counter()
+        w = _Work(turn)
+        if heads is not None and text_only:
+            w.ms += prefetch_ms
+        spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
+        w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, self.registry.profile,
+                                                      heads if turn.agent_acts is None else None)
+        w.ctx = TurnContext(turn, spec, uvs, acts, self.registry.profile)
+        for c in w.criteria:
+            att: list[Verdict] = []
+            final = None
+            if Stage.S1 in stages:
+                v = verify_s1(c, w.ctx)
+                att.append(v)
+                if v.decision != Decision.ABSTAIN:
+                    final = v
+            w.attempts.append(att)
+            w.final.append(final)
+        w.ms += (time.perf_counter() - t0) * 1000
+        return w
+
     def _evaluate_chunk(self, turns: list[Turn]) -> list[TurnVerdict]:
         stages = self.config.stages
-        work: list[_Work] = []
-        profile = self.registry.profile
         # replies whose acts the heads will read: text-only turns, not a tool-calling agent's steps (those
         # have their own criteria and never consult the heads, so embedding them would be wasted work)
         text_only = [t for t in turns if t.agent_acts is None
                      and not is_tool_step(t, self.registry.get(t.workflow, line=getattr(t, "_line", None)))]
         text_only_ids = {id(t) for t in text_only}
         heads = self.heads if text_only else None
+        prefetch_ms = 0.0
         if heads is not None:  # one batched encoder call for the chunk's replies
             t0 = time.perf_counter()
             heads.prefetch_replies([t.agent for t in text_only])
             prefetch_ms = (time.perf_counter() - t0) * 1000 / len(text_only)
-        for turn in turns:  # compile + S1
-            t0 = time.perf_counter()
-            w = _Work(turn)
-            if heads is not None and id(turn) in text_only_ids:
-                w.ms += prefetch_ms
-            spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
-            w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, profile,
-                                                          heads if turn.agent_acts is None else None)
-            w.ctx = TurnContext(turn, spec, uvs, acts, profile)
-            for c in w.criteria:
-                att: list[Verdict] = []
-                final = None
-                if Stage.S1 in stages:
-                    v = verify_s1(c, w.ctx)
-                    att.append(v)
-                    if v.decision != Decision.ABSTAIN:
-                        final = v
-                w.attempts.append(att)
-                w.final.append(final)
-            w.ms += (time.perf_counter() - t0) * 1000
-            work.append(w)
+        with _blas_for(heads):
+            work = [self._compile_s1(turn, heads, id(turn) in text_only_ids, prefetch_ms) for turn in turns]
         if Stage.S2 in stages:  # one batched S2 call for the whole chunk
             todo = [(w, i) for w in work for i, f in enumerate(w.final) if f is None]
             if todo:

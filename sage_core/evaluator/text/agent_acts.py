@@ -25,7 +25,7 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
 )
 from sage_core.evaluator.text.sentences import sentences
-from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, slot_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, keyword_table
 from sage_core.specs.workflow import WorkflowSpec
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
     toks = tokens_with_spans(sent)
     words = [t for t, _, _ in toks]
     kind_of = KIND_OF.search(sent)
+    table = keyword_table(spec, profile)  # once per sentence, not once per slot
     scores: dict[str, tuple[float, Span, float]] = {}
     for slot in candidates:
         if bool_only and spec.slots[slot].value_type != "bool":
@@ -76,7 +77,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
         hinted = hint_key is not None
         timed = hinted and hint_key in profile.time_excluded_hints and "time" in words
         hits: list[float] = []
-        for kw, w in slot_keywords(spec, slot, profile):
+        for kw, w in table[slot]:
             if timed and w < 0.8:
                 continue
             i = sequence_index(words, kw.split())

@@ -75,7 +75,13 @@ def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
 
 
 def tokens(text: str) -> list[str]:
-    return [t for t, _, _ in tokens_with_spans(text)]
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[str, ...]:
+    """Memo of ``tokens``: slot names, descriptions and values are tokenised again for every sentence and slot."""
+    return tuple(t for t, _, _ in tokens_with_spans(text))
 
 
 def clean_text(value: str) -> str:

@@ -2,6 +2,9 @@
 words, each weighted by how specific it is to the slot."""
 from __future__ import annotations
 
+from collections import OrderedDict
+from functools import lru_cache
+
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.evaluator.text.lexicon import (
     DIRECTION_HINTS,
@@ -16,11 +19,12 @@ from sage_core.evaluator.text.normalize import tokens
 from sage_core.specs.workflow import WorkflowSpec
 
 
-def _own_tokens(slot: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _own_tokens(slot: str) -> tuple[str, ...]:
     """Content words of a slot name; 'to'/'from' only steer direction hints, never match alone."""
     raw = tokens(slot.replace("_", " "))
     own = [t for t in raw if t not in STOP]
-    return own or [t for t in raw if t not in SLOT_NAME_FALLBACK_STOP]
+    return tuple(own or [t for t in raw if t not in SLOT_NAME_FALLBACK_STOP])
 
 
 def _desc_stems(desc: str) -> list[str]:
@@ -36,7 +40,40 @@ def _desc_stems(desc: str) -> list[str]:
     return out
 
 
+# Keyword tables per (schema content, profile): the extractors ask for a slot's keywords once per slot per
+# sentence, and rebuilding them (every other slot's name tokens included) was a third of the warm per-turn time.
+# Keyed by the slots' content, not the spec object, so a spec edited in place never reads a stale table.
+_TABLES_MAX = 256
+_TABLES: "OrderedDict[tuple, dict[str, tuple[tuple[str, float], ...]]]" = OrderedDict()
+
+
+def _slots_key(spec: WorkflowSpec) -> tuple:
+    return tuple((n, s.description, s.value_type) for n, s in spec.slots.items())
+
+
+def keyword_table(spec: WorkflowSpec, profile: CorpusProfile = EMPTY_PROFILE
+                  ) -> dict[str, tuple[tuple[str, float], ...]]:
+    """``slot_keywords`` of every slot of ``spec``, computed once per schema content and profile (do not mutate)."""
+    key = (_slots_key(spec), profile)
+    table = _TABLES.get(key)
+    if table is None:
+        table = {s: tuple(_slot_keywords(spec, s, profile)) for s in spec.slots}
+        _TABLES[key] = table
+        while len(_TABLES) > _TABLES_MAX:
+            _TABLES.popitem(last=False)
+    else:
+        _TABLES.move_to_end(key)
+    return table
+
+
 def slot_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[tuple[str, float]]:
+    """Words that signal a request for ``slot`` (see ``_slot_keywords``); cached per schema via ``keyword_table``."""
+    if slot in spec.slots:
+        return list(keyword_table(spec, profile)[slot])
+    return _slot_keywords(spec, slot, profile)
+
+
+def _slot_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[tuple[str, float]]:
     """Words that signal a request for ``slot``, weighted by how specific they are to it.
 
     Own name tokens count 1.0 when no other slot of the service shares them

@@ -22,7 +22,8 @@ import contextlib
 import json
 import math
 import re
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -34,6 +35,7 @@ DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
 DIM = 384
 _LOADED: dict[str, "Heads"] = {}
+MEMO_MAX = 256  # entries of each per-Heads memo (schemas; recent texts' act logits)
 
 # acts a question performs without asking for a value: a question the act head reads more as one of these than
 # as REQUEST is not scored for requested slots
@@ -100,12 +102,15 @@ def mlp_logits(params: dict, X: np.ndarray) -> np.ndarray:
 
 
 _CONTROLLER: list = []
+_BLAS_DEPTH = [0]  # nesting of single_thread_blas(): only the outermost one talks to threadpoolctl
 
 
 def single_thread_blas():
     """A context that runs numpy's BLAS on one thread: the heads' matrices are tiny, and a multi-threaded BLAS
     on a busy machine spends more time waking threads than multiplying (measured 8x slower on 2 shared cores).
-    The same products, so the same numbers; without threadpoolctl (a scikit-learn dependency) it does nothing."""
+    The same products, so the same numbers; without threadpoolctl (a scikit-learn dependency) it does nothing.
+    Re-entrant: the cascade holds it for a whole chunk, so the per-turn calls inside cost nothing (setting and
+    restoring the limit per turn was ~0.1 ms a turn)."""
     if not _CONTROLLER:
         try:
             from threadpoolctl import ThreadpoolController
@@ -113,7 +118,24 @@ def single_thread_blas():
         except Exception:  # noqa: BLE001 - optional speed-up only
             _CONTROLLER.append(None)
     c = _CONTROLLER[0]
-    return c.limit(limits=1, user_api="blas") if c is not None else contextlib.nullcontext()
+    return _nested_limit(c) if c is not None else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _nested_limit(controller):
+    if _BLAS_DEPTH[0]:
+        _BLAS_DEPTH[0] += 1
+        try:
+            yield
+        finally:
+            _BLAS_DEPTH[0] -= 1
+        return
+    with controller.limit(limits=1, user_api="blas"):
+        _BLAS_DEPTH[0] += 1
+        try:
+            yield
+        finally:
+            _BLAS_DEPTH[0] -= 1
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -136,6 +158,11 @@ class Heads:
     slot_threshold: float
     meta: dict
     embed: Optional[Embedder] = None
+    # per-process memos (bounded LRU): the slot matrix of each schema, and the act logits of recent texts
+    # (a reply is scored by act_probs, again by requested() when it has no "?", and as its own question
+    # sentence). Same inputs, same float64 products: the memos change no number.
+    _slot_v: "OrderedDict[tuple, np.ndarray]" = field(default_factory=OrderedDict, repr=False, compare=False)
+    _logits: "OrderedDict[str, np.ndarray]" = field(default_factory=OrderedDict, repr=False, compare=False)
 
     # --- encoder --------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -166,11 +193,37 @@ class Heads:
             return {a: 0.0 for a in self.acts}
         z = self._act_logits(text)
         p = _sigmoid(self.act_platt[:, 0] * z + self.act_platt[:, 1])
-        return {a: float(round(x, 6)) for a, x in zip(self.acts, p)}
+        return dict(zip(self.acts, np.round(p, 6).tolist()))  # np.round == round() of each np.float64
 
     def _act_logits(self, text: str) -> np.ndarray:
+        z = self._logits.get(text)
+        if z is not None:
+            self._logits.move_to_end(text)
+            return z
         e = self._embed([text])[text].astype(np.float64)
-        return mlp_logits(self.act_mlp, e[None, :])[0]
+        z = mlp_logits(self.act_mlp, e[None, :])[0]
+        self._logits[text] = z
+        while len(self._logits) > MEMO_MAX:
+            self._logits.popitem(last=False)
+        return z
+
+    def _slot_matrix(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
+        """The float64 embeddings of the slots' texts (n, d), built once per schema instead of per sentence.
+
+        On a miss the encoder is asked exactly as before (the sentence with the slot texts), so the strings
+        that share its batch, and hence the vectors, are the same."""
+        key = tuple(slots)
+        v = self._slot_v.get(key)
+        if v is not None:
+            self._slot_v.move_to_end(key)
+            return v
+        texts = [slot_text(n, d) for n, d in slots]
+        e = self._embed([sentence] + texts)
+        v = np.stack([e[t] for t in texts]).astype(np.float64)
+        self._slot_v[key] = v
+        while len(self._slot_v) > MEMO_MAX:
+            self._slot_v.popitem(last=False)
+        return v
 
     def slot_probs(self, sentence: str, slots: list[tuple[str, str]]) -> dict[str, float]:
         """Calibrated p(the sentence asks for the slot) for every (name, description) in ``slots``: the pair
@@ -178,15 +231,13 @@ class Heads:
         how much the sentence reads as a request)."""
         if not slots or not sentence.strip():
             return {}
-        texts = [slot_text(n, d) for n, d in slots]
-        e = self._embed([sentence] + texts)
-        u = e[sentence].astype(np.float64)
-        v = np.stack([e[t] for t in texts]).astype(np.float64)
+        v = self._slot_matrix(sentence, slots)
+        u = self._embed([sentence])[sentence].astype(np.float64)
         z = mlp_logits(self.slot_mlp, pair_features(u, v))[:, 0]
         zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
         s = rank_features(z, [0] * len(z), [zreq] * len(z)) @ self.rank_w + self.rank_b
         p = _sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
-        return {n: float(round(x, 6)) for (n, _), x in zip(slots, p)}
+        return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
     def asks_for_value(self, sentence: str) -> bool:
         """The act head reads the sentence as a request for a value. A question is not one when the act head
