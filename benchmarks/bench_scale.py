@@ -219,9 +219,6 @@ def bench_cli(sizes: list[int], modes: list[str], keep: bool, limit_s: float = 0
 
 # --- app memory ------------------------------------------------------------------------------
 def bench_app(port: int, slice_mb: float) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
@@ -240,25 +237,16 @@ def bench_app(port: int, slice_mb: float) -> None:
         p = tmp / f"app_slice_{k}.jsonl"
         write_slice(base[k:] + base[:k], ids[k:] + ids[:k], n, [p])
         slices.append(p)
-    env = dict(os.environ, PYTHONPATH=str(REPO), SAGE_DATABASE_URL=f"sqlite:///{tmp / 'audit.db'}")
-    log = open(tmp / "streamlit.log", "w")
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                               "--server.address", "127.0.0.1", "--server.headless", "true",
-                               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                              cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = _start_app(port, tmp)
     base_url = f"http://127.0.0.1:{port}"
     try:
         time.sleep(8)
-        opts = Options()
-        for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
-            opts.add_argument(a)
-        opts.binary_location = "/usr/bin/chromium"
 
         def rss() -> float:
             return round(tree_rss_mb(server.pid)[0])
 
-        d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-        d.get(base_url)
+        d = _chrome()
+        _sign_in(d, base_url)
         WebDriverWait(d, 300).until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "Source"))
         time.sleep(3)
         d.quit()
@@ -266,8 +254,8 @@ def bench_app(port: int, slice_mb: float) -> None:
         idle = rss()
         print(json.dumps({"app": "idle (demo opened once, session closed)", "server_rss_mb": idle}), flush=True)
         for k, p in enumerate(slices):
-            d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-            d.get(base_url)
+            d = _chrome()
+            _sign_in(d, base_url)
             wait = WebDriverWait(d, 600)
             wait.until(EC.element_to_be_clickable((By.XPATH, "//label[.//p[normalize-space()='Path on disk']]"))).click()
             box = wait.until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Slice file or corpus folder']")))
@@ -291,6 +279,20 @@ def bench_app(port: int, slice_mb: float) -> None:
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 
+def _sign_in(d, base_url: str) -> None:
+    """Sign the bench's lead in (a fresh Chromium has no session cookie)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d.get(base_url)
+    wait = WebDriverWait(d, 300)
+    wait.until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Name']"))).send_keys(BENCH_LEAD)
+    d.find_element(By.XPATH, "//input[@aria-label='Password']").send_keys(BENCH_PASSWORD)
+    wait.until(EC.element_to_be_clickable((By.XPATH, "//button[.//p[normalize-space()='Sign in']]"))).click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "Signed in as"))
+
+
 def _chrome():
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -303,8 +305,18 @@ def _chrome():
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
 
 
+BENCH_LEAD, BENCH_PASSWORD = "bench-lead", "bench password, loopback only"
+
+
 def _start_app(port: int, tmp: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO), SAGE_DATABASE_URL=f"sqlite:///{tmp / 'audit.db'}")
+    """The app on 127.0.0.1 with a lead account (every page needs one) that may read slices under ``tmp``
+    and the SGD schema (``SAGE_DATA_ROOTS``: "Path on disk" reads nothing else)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), SAGE_DATABASE_URL=f"sqlite:///{tmp / 'audit.db'}",
+               SAGE_DATA_ROOTS=f"{tmp}:{SGD_TEST}")
+    env.pop("SAGE_ANNOTATION_ONLY", None)
+    subprocess.run([sys.executable, "-m", "audit", "create-lead", "--name", BENCH_LEAD], cwd=REPO,
+                   env=dict(env, SAGE_LEAD_PASSWORD=BENCH_PASSWORD), check=True, timeout=300,
+                   stdout=subprocess.DEVNULL)
     log = open(tmp / "streamlit.log", "w")
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true",
@@ -341,7 +353,7 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
         time.sleep(8)
         d = _chrome()
         wait = WebDriverWait(d, 900)
-        d.get(base_url)
+        _sign_in(d, base_url)
         wait.until(EC.element_to_be_clickable((By.XPATH, "//label[.//p[normalize-space()='Path on disk']]"))).click()
         box = wait.until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Slice file or corpus folder']")))
         box.send_keys(str(p) + Keys.ENTER)
@@ -353,7 +365,9 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
         idle(d)
         t0 = time.perf_counter()
         wait.until(EC.element_to_be_clickable((By.XPATH, "//button[.//p[normalize-space()='Run']]"))).click()
-        time.sleep(1)
+        # the run's summary names the backend that ran; the status widget alone can vanish before the run ends
+        WebDriverWait(d, 3600).until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"),
+                                                                      "S2 backend that actually ran"))
         idle(d, 1800)
         print(json.dumps({"inspector": f"SAGE-Core run of {n} turns in the app", "seconds":
                           round(time.perf_counter() - t0, 1)}), flush=True)

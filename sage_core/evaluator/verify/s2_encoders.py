@@ -17,7 +17,7 @@ from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend
 MINILM_NAME = "all-MiniLM-L6-v2"
 _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
 # MiniLM embeddings of recently seen strings: LRU-bounded so a stream of millions of turns
-# does not grow memory (50k x 384 float32 = 75 MB at most).
+# does not grow memory (50k x 384 float64 = 154 MB at most).
 EMB_CACHE_MAX = 50_000
 _EMB: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
