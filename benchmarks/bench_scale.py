@@ -275,7 +275,10 @@ def bench_app(port: int, slice_mb: float) -> None:
                               "idle_mb": idle}), flush=True)
     finally:
         server.terminate()
-        server.wait(30)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:  # busy in a run: do not leave it behind
+            server.kill()
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 
@@ -394,7 +397,10 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
         d.quit()
     finally:
         server.terminate()
-        server.wait(30)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:  # busy in a run: do not leave it behind
+            server.kill()
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 

@@ -47,6 +47,21 @@ def _go(ids: list[str], step: int) -> None:
     st.session_state[TURN] = ids[min(max(i + step, 0), len(ids) - 1)]
 
 
+MAX_PICK_OPTIONS = 2000  # above this many filtered turns the turn picker is a text box, not a selectbox
+MAX_TABLE_ROWS = 1000  # rows the table sends to the browser; filters narrow it, Previous / Next reach every turn
+JUMP, JUMP_MISS = "insp_jump", "_insp_jump_miss"
+
+
+def _jump(ids: list[str]) -> None:
+    """The typed turn id becomes the turn shown, if it is among the filtered turns."""
+    want = (st.session_state.get(JUMP) or "").strip()
+    st.session_state[JUMP_MISS] = None
+    if want in ids:
+        st.session_state[TURN] = want
+    elif want:
+        st.session_state[JUMP_MISS] = want
+
+
 def _table_pick(ids: list[str]) -> None:
     rows = st.session_state["insp_table"]["selection"]["rows"]
     if rows:
@@ -165,8 +180,14 @@ def _navigator(ls, res, ids: list[str], outcomes: dict) -> None:
         k = ids.index(cur) if cur in ids else 0
         nav = st.columns([1, 4, 1])
         nav[0].button("Previous", on_click=_go, args=(ids, -1), key="insp_prev", width="stretch", disabled=k == 0)
-        nav[1].selectbox("Turn", ids, key=TURN, label_visibility="collapsed",
-                         format_func=lambda x: f"{x}  ·  {outcomes.get(x, '')}")
+        if len(ids) <= MAX_PICK_OPTIONS:
+            nav[1].selectbox("Turn", ids, key=TURN, label_visibility="collapsed",
+                             format_func=lambda x: f"{x}  ·  {outcomes.get(x, '')}")
+        else:  # a selectbox would send every id to the browser on each Next: type an id instead
+            nav[1].text_input("Turn id", key=JUMP, label_visibility="collapsed", on_change=_jump, args=(ids,),
+                              placeholder=f"go to a turn id ({len(ids)} turns; or Previous / Next, or a table row)")
+            if st.session_state.get(JUMP_MISS):
+                st.warning(f"No turn '{render.md(st.session_state[JUMP_MISS])}' among the filtered turns.")
         nav[2].button("Next", on_click=_go, args=(ids, 1), key="insp_next", width="stretch",
                       disabled=k == len(ids) - 1)
         k = ids.index(st.session_state[TURN])
@@ -206,9 +227,12 @@ with guard():
     if st.session_state.get(TURN) not in ids:
         st.session_state[TURN] = ids[0]
 
-    st.caption(f"{len(shown)} of {len(df)} turns match. Select a row to open it.")
-    st.dataframe(shown, hide_index=True, key="insp_table", on_select=lambda: _table_pick(list(shown["turn_id"])),
-                 selection_mode="single-row", height=min(420, 38 + 35 * len(shown)),
+    listed = shown.head(MAX_TABLE_ROWS)
+    st.caption(f"{len(shown)} of {len(df)} turns match. Select a row to open it."
+               + (f" The table lists the first {MAX_TABLE_ROWS:,}: filter to narrow it; Previous / Next and the turn "
+                  "box reach every matching turn." if len(shown) > MAX_TABLE_ROWS else ""))
+    st.dataframe(listed, hide_index=True, key="insp_table", on_select=lambda: _table_pick(list(listed["turn_id"])),
+                 selection_mode="single-row", height=min(420, 38 + 35 * len(listed)),
                  column_config={"confidence": st.column_config.NumberColumn(format="%.3f"),
                                 "criteria": st.column_config.NumberColumn(help="criteria compiled for the turn"),
                                 "stages": st.column_config.TextColumn("deciding stages"),

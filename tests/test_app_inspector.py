@@ -152,3 +152,44 @@ def test_deep_link_in_a_new_session_opens_the_loaded_slice_and_run():
     assert fresh.selectbox(key="insp_run").value == "no_S2 / offline"
     assert fresh.selectbox(key="insp_turn").value == turns[3].turn_id
     assert "6 turns" in "\n".join(c.value for c in fresh.caption)
+
+
+def test_large_slice_lists_a_bounded_table_and_jumps_by_typed_id(db_url, tmp_path, monkeypatch):
+    """Above MAX_PICK_OPTIONS filtered turns the Inspector sends neither every id (selectbox options) nor every
+    table row to the browser on each Next; a typed id jumps, an unknown one is named, Next still walks every turn."""
+    import json
+    import os
+
+    demo = load_demo()
+    rows = []
+    for k in range(60):  # 2,400 annotated turns: the run stays fast
+        for t in demo.turns:
+            d = t.to_dict()
+            d["turn_id"], d["dialogue_id"] = f"{t.turn_id}~{k}", f"{t.dialogue_id}~{k}"
+            rows.append(json.dumps(d))
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    schema = REPO / "data" / "demo" / "schema.json"
+    monkeypatch.setenv("SAGE_DATA_ROOTS", os.pathsep.join([str(tmp_path), str(schema.parent)]))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+    at.radio(key="load_source").set_value("Path on disk").run()
+    at.text_input(key="load_path").set_value(str(path)).run()
+    at.text_input(key="load_schema_path").set_value(str(schema)).run()
+    at.button(key="load_path_btn").click().run()
+    at.button(key="run_one").click().run()
+    assert not at.exception and not at.error
+    at.switch_page("pages/1_Inspector.py").run()
+    assert not at.exception and not at.error
+    assert not [s for s in at.selectbox if s.key == "insp_turn"]  # no 2,400-option picker
+    listed = next(d.value for d in at.dataframe if "turn_id" in d.value.columns)
+    assert len(listed) == 1000 and "lists the first 1,000" in "\n".join(c.value for c in at.caption)
+    first = listed["turn_id"].iloc[0]
+    assert f"<code>{first}</code>" in _md(at)
+    far = f"{demo.turns[7].turn_id}~59"  # beyond the listed rows
+    at.text_input(key="insp_jump").set_value(far).run()
+    assert f"<code>{far}</code>" in _md(at)
+    at.button(key="insp_next").click().run()
+    assert f"<code>{demo.turns[8].turn_id}~59</code>" in _md(at)
+    at.text_input(key="insp_jump").set_value("no-such-turn").run()
+    assert any("no-such-turn" in w.value for w in at.warning)
+    assert f"<code>{demo.turns[8].turn_id}~59</code>" in _md(at)  # stays on the turn shown
