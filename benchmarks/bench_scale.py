@@ -327,6 +327,9 @@ def _start_app(port: int, tmp: Path) -> subprocess.Popen:
                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
+POLL_S = 0.02  # selenium polls every 0.5 s by default: the timings would be rounded up to half-seconds
+
+
 def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
     """Inspector open and next-turn times on an n-turn slice (after its SAGE-Core run is cached)."""
     from selenium.webdriver.common.by import By
@@ -345,7 +348,7 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
 
     def idle(d, timeout=600):
         time.sleep(0.05)
-        WebDriverWait(d, timeout).until(
+        WebDriverWait(d, timeout, poll_frequency=POLL_S).until(
             lambda x: not x.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'))
 
     def header(d) -> str:
@@ -381,14 +384,14 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
             idle(d)
             t0 = time.perf_counter()
             d.get(f"{base_url}/Inspector?{url}")
-            WebDriverWait(d, 300).until(lambda x: header(x) != "")
+            WebDriverWait(d, 300, poll_frequency=POLL_S).until(lambda x: header(x) != "")
             idle(d)
             opens.append(time.perf_counter() - t0)
             for _ in range(3):
                 before = header(d)
                 t0 = time.perf_counter()
                 d.find_element(By.XPATH, "//button[.//p[normalize-space()='Next']]").click()
-                WebDriverWait(d, 300).until(lambda x: header(x) not in ("", before))
+                WebDriverWait(d, 300, poll_frequency=POLL_S).until(lambda x: header(x) not in ("", before))
                 idle(d)
                 nexts.append(time.perf_counter() - t0)
         med = lambda xs: round(sorted(xs)[len(xs) // 2], 3)  # noqa: E731
