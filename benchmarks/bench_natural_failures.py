@@ -75,6 +75,7 @@ def main(argv=None) -> int:
     import logging
     logging.disable(logging.INFO)  # the loader logs its statistics; we print our own
     from sage_core import (
+        ROUTING_STAGES,
         CascadeConfig,
         Evaluator,
         load_multiwoz_schema,

@@ -204,10 +204,10 @@ def main(argv=None) -> int:
     n_crit = sum(stages.values())
     undecided = sum(v.label.value == "undecided" for v in vs)
 
-    for variant, cs in empty.items():
-        if cs:
-            print(f"turns without a compiled criterion, {variant}: {len(cs)}, accuracy {sum(cs) / len(cs):.3f} "
-                  f"(their confidence: aggregate.EMPTY_{'ANNOTATED' if variant == 'annotated' else 'EXTRACTED'})")
+    empty = [int(yy == pp) for yy, pp, v in zip(y, p, vs) if not v.traces]
+    if empty:
+        print(f"turns without a compiled criterion: {len(empty)}, accuracy {sum(empty) / len(empty):.3f} "
+              "(their confidence: aggregate.EMPTY_ANNOTATED or EMPTY_EXTRACTED)")
     print(f"\nS2 backend: {ev.s2_backend_name}")
     print(f"F1 {f1:.3f} [95% CI {lo:.3f}, {hi:.3f}]  P {m['precision']:.3f}  R {m['recall']:.3f}  "
           f"(tp {m['tp']}, fp {m['fp']}, fn {m['fn']}); undecided turns {undecided}")

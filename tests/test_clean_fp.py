@@ -53,12 +53,7 @@ def _turn(spec, user, agent, before, after, acts=None, history=(), uvs=None):
 
 
 @pytest.fixture(scope="module")
-def ev():
-    try:
-        from sage_core.evaluator.verify.s2_encoders import load_minilm
-        load_minilm()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"MiniLM not available: {e}")
+def ev(minilm):
     return Evaluator(REGISTRY, CascadeConfig.named("sage-core", s2_backend="offline"))
 
 

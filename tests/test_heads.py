@@ -12,7 +12,7 @@ import pytest
 
 from sage_core.data.errors import SageInputError
 from sage_core.data.types import AgentAct, Decision, FailureClass, Stage, Turn, TurnLabel
-from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts, requested_slots
+from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
 from sage_core.evaluator.text.heads import DEFAULT_HEADS_PATH, load_heads
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
 
@@ -20,12 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def heads():
-    try:
-        from sage_core.evaluator.verify.s2_encoders import load_minilm
-        load_minilm()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"MiniLM not available: {e}")
+def heads(minilm):
     return load_heads()
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional
 
 from sage_core.science.inject import (CLASSES, _copy, _finish, _same, appears, choose_wnf_slot, inject_iuv,
                                      pc_missing, uv_slot_order, wnf_candidates)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
