@@ -2,10 +2,10 @@
 words, each weighted by how specific it is to the slot."""
 from __future__ import annotations
 
-from collections import OrderedDict
 from functools import lru_cache
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
+from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.lexicon import (
     DIRECTION_HINTS,
     GENERIC_BOOL_WORDS,
@@ -43,8 +43,7 @@ def _desc_stems(desc: str) -> list[str]:
 # Keyword tables per (schema content, profile): the extractors ask for a slot's keywords once per slot per
 # sentence, and rebuilding them (every other slot's name tokens included) was a third of the warm per-turn time.
 # Keyed by the slots' content, not the spec object, so a spec edited in place never reads a stale table.
-_TABLES_MAX = 256
-_TABLES: "OrderedDict[tuple, dict[str, tuple[tuple[str, float], ...]]]" = OrderedDict()
+_TABLES: "LruDict[dict[str, tuple[tuple[str, float], ...]]]" = LruDict(256)
 
 
 def _slots_key(spec: WorkflowSpec) -> tuple:
@@ -57,12 +56,7 @@ def keyword_table(spec: WorkflowSpec, profile: CorpusProfile = EMPTY_PROFILE
     key = (_slots_key(spec), profile)
     table = _TABLES.get(key)
     if table is None:
-        table = {s: tuple(_slot_keywords(spec, s, profile)) for s in spec.slots}
-        _TABLES[key] = table
-        while len(_TABLES) > _TABLES_MAX:
-            _TABLES.popitem(last=False)
-    else:
-        _TABLES.move_to_end(key)
+        table = _TABLES.put(key, {s: tuple(_slot_keywords(spec, s, profile)) for s in spec.slots})
     return table
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from sage_core.data.errors import ModelUnavailableError
 from sage_core.data.settings import DEFAULT_NLI_MODEL
+from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend, claim_in_words, dialogue_window
 
 MINILM_NAME = "all-MiniLM-L6-v2"
@@ -18,7 +19,7 @@ _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
 # MiniLM embeddings of recently seen strings: LRU-bounded so a stream of millions of turns
 # does not grow memory (50k x 384 float64 = 154 MB at most).
 EMB_CACHE_MAX = 50_000
-_EMB: "OrderedDict[str, np.ndarray]" = OrderedDict()
+_EMB: "LruDict[np.ndarray]" = LruDict(EMB_CACHE_MAX)
 
 
 MARGIN_DIGITS = 9  # encoder margins are rounded so that summation-order noise cannot change a verdict file
@@ -47,18 +48,16 @@ def embed(strings: list[str]) -> dict[str, np.ndarray]:
     """Normalised embeddings, computed once per distinct string in this process."""
     out = {}
     for s in strings:
-        if s in _EMB:
-            _EMB.move_to_end(s)
-            out[s] = _EMB[s]
+        v = _EMB.get(s)
+        if v is not None:
+            out[s] = v
     todo = sorted({s for s in strings if s not in out})
     if todo:
         model = load_minilm()
         vecs = model.encode(todo, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
                             show_progress_bar=False)
         for s, v in zip(todo, vecs):
-            _EMB[s] = out[s] = v
-        while len(_EMB) > EMB_CACHE_MAX:
-            _EMB.popitem(last=False)
+            out[s] = _EMB.put(s, v)
     return out
 
 
@@ -153,7 +152,7 @@ class NLIBackend(GroundingBackend):
         super().__init__(tau)
         self.model = resolve_nli_model(model)
         self.name = f"nli: {self.model}"
-        self._cache: "OrderedDict[tuple[str, str], float]" = OrderedDict()  # LRU, EMB_CACHE_MAX pairs
+        self._cache: "OrderedDict[tuple[str, str], float]" = OrderedDict()  # bounded to EMB_CACHE_MAX pairs, oldest first out
 
     def load(self) -> "NLIBackend":
         load_nli(self.model)
