@@ -220,7 +220,6 @@ def bench_cli(sizes: list[int], modes: list[str], keep: bool, limit_s: float = 0
 # --- app memory ------------------------------------------------------------------------------
 def bench_app(port: int, slice_mb: float) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -256,15 +255,7 @@ def bench_app(port: int, slice_mb: float) -> None:
         for k, p in enumerate(slices):
             d = _chrome()
             _sign_in(d, base_url)
-            wait = WebDriverWait(d, 600)
-            wait.until(EC.element_to_be_clickable((By.XPATH, "//label[.//p[normalize-space()='Path on disk']]"))).click()
-            box = wait.until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Slice file or corpus folder']")))
-            box.send_keys(str(p) + Keys.ENTER)
-            sbox = d.find_element(By.XPATH, "//input[starts-with(@aria-label, 'Schema (schema.json')]")
-            sbox.send_keys(str(SGD_TEST / "schema.json") + Keys.ENTER)
-            time.sleep(1)
-            wait.until(EC.element_to_be_clickable((By.XPATH, "//button[.//p[normalize-space()='Load']]"))).click()
-            wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), f"app_slice_{k}.jsonl"))
+            _load_by_path(d, p, 600)
             time.sleep(2)
             print(json.dumps({"app": f"slice {k + 1} loaded ({p.stat().st_size / 2**20:.0f} MB, {n} turns)",
                               "server_rss_mb": rss()}), flush=True)
@@ -274,12 +265,34 @@ def bench_app(port: int, slice_mb: float) -> None:
             print(json.dumps({"app": f"{wait_s} s after the last session closed", "server_rss_mb": rss(),
                               "idle_mb": idle}), flush=True)
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:  # busy in a run: do not leave it behind
-            server.kill()
-        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+        _stop_app(server, tmp)
+
+
+def _stop_app(server: subprocess.Popen, tmp: Path) -> None:
+    server.terminate()
+    try:
+        server.wait(30)
+    except subprocess.TimeoutExpired:  # busy in a run: do not leave it behind
+        server.kill()
+    subprocess.run(["rm", "-rf", str(tmp)], check=False)
+
+
+def _load_by_path(d, path: Path, timeout: float) -> None:
+    """Home: load ``path`` with the SGD test schema by "Path on disk"; returns once the page names the file."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(d, timeout)
+    wait.until(EC.element_to_be_clickable((By.XPATH, "//label[.//p[normalize-space()='Path on disk']]"))).click()
+    box = wait.until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Slice file or corpus folder']")))
+    box.send_keys(str(path) + Keys.ENTER)
+    d.find_element(By.XPATH, "//input[starts-with(@aria-label, 'Schema (schema.json')]").send_keys(
+        str(SGD_TEST / "schema.json") + Keys.ENTER)
+    time.sleep(1)
+    wait.until(EC.element_to_be_clickable((By.XPATH, "//button[.//p[normalize-space()='Load']]"))).click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), path.name))
 
 
 def _sign_in(d, base_url: str) -> None:
@@ -333,7 +346,6 @@ POLL_S = 0.02  # selenium polls every 0.5 s by default: the timings would be rou
 def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
     """Inspector open and next-turn times on an n-turn slice (after its SAGE-Core run is cached)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -360,14 +372,7 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
         d = _chrome()
         wait = WebDriverWait(d, 900)
         _sign_in(d, base_url)
-        wait.until(EC.element_to_be_clickable((By.XPATH, "//label[.//p[normalize-space()='Path on disk']]"))).click()
-        box = wait.until(EC.element_to_be_clickable((By.XPATH, "//input[@aria-label='Slice file or corpus folder']")))
-        box.send_keys(str(p) + Keys.ENTER)
-        d.find_element(By.XPATH, "//input[starts-with(@aria-label, 'Schema (schema.json')]").send_keys(
-            str(SGD_TEST / "schema.json") + Keys.ENTER)
-        time.sleep(1)
-        wait.until(EC.element_to_be_clickable((By.XPATH, "//button[.//p[normalize-space()='Load']]"))).click()
-        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "inspector_slice.jsonl"))
+        _load_by_path(d, p, 900)
         idle(d)
         t0 = time.perf_counter()
         wait.until(EC.element_to_be_clickable((By.XPATH, "//button[.//p[normalize-space()='Run']]"))).click()
@@ -399,12 +404,7 @@ def bench_inspector(port: int, n: int, repeats: int = 5) -> None:
                           "next_s_median": med(nexts), "next_s": [round(x, 2) for x in nexts]}), flush=True)
         d.quit()
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:  # busy in a run: do not leave it behind
-            server.kill()
-        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+        _stop_app(server, tmp)
 
 
 def main() -> None:
