@@ -183,16 +183,17 @@ class Evaluator:
                 progress(len(out), n)
         return out
 
-    def _compile_s1(self, turn: Turn, heads: Any, text_only: bool, prefetch_ms: float) -> _Work:
-        """Compile one turn's criteria (the heads read text-only replies) and run S1 on them."""
+    def _compile_s1(self, turn: Turn, heads: Any, prefetch_ms: float) -> _Work:
+        """Compile one turn's criteria and run S1 on them; ``heads`` (None: keyword rules) read its reply, whose
+        share of the chunk's batched encoding, ``prefetch_ms``, is added to its time."""
         stages = self.config.stages
         t0 = time.perf_counter()
         w = _Work(turn)
-        if heads is not None and text_only:
+        if heads is not None:
             w.ms += prefetch_ms
         spec = self.registry.get(turn.workflow, line=getattr(turn, "_line", None))
         w.criteria, uvs, acts = compile_with_evidence(turn, spec, self.config.extraction_floor, self.registry.profile,
-                                                      heads if turn.agent_acts is None else None)
+                                                      heads)
         w.ctx = TurnContext(turn, spec, uvs, acts, self.registry.profile)
         for c in w.criteria:
             att: list[Verdict] = []
@@ -221,7 +222,8 @@ class Evaluator:
             heads.prefetch_replies([t.agent for t in text_only])
             prefetch_ms = (time.perf_counter() - t0) * 1000 / len(text_only)
         with _blas_for(heads):
-            work = [self._compile_s1(turn, heads, id(turn) in text_only_ids, prefetch_ms) for turn in turns]
+            work = [self._compile_s1(turn, heads if id(turn) in text_only_ids else None, prefetch_ms)
+                    for turn in turns]
         if Stage.S2 in stages:  # one batched S2 call for the whole chunk
             todo = [(w, i) for w in work for i, f in enumerate(w.final) if f is None]
             if todo:

@@ -341,12 +341,13 @@ def _distinctive_word(value: str, possible: list[str], texts) -> Optional[tuple[
     """(word, where) when the dialogue says a content word of the categorical ``value`` that no other possible
     value of the slot contains: the user named the value in other words ("on the bedroom device" for "Bedroom
     speaker" among TV / Kitchen speaker / Bedroom speaker). None for free-text slots or without such a word."""
-    if not possible or not any(compare(p, value, "categorical") is True for p in possible):
+    same = [compare(p, value, "categorical") is True for p in possible]
+    if not any(same):
         return None
-    others = {stem(w) for p in possible if compare(p, value, "categorical") is not True for w in _content(p)}
-    own = [w for w in _content(value) if len(w) >= 3 and stem(w) not in others]
+    others = {stem(w) for p, s in zip(possible, same) if not s for w in _content(p)}
+    own = {stem(w) for w in _content(value) if len(w) >= 3 and stem(w) not in others}
     for who, i, text in texts:
-        hit = next((w for w in tokens(text) if stem(w) in {stem(o) for o in own}), None)
+        hit = next((w for w in tokens(text) if stem(w) in own), None)
         if hit:
             return hit, ("user" if i < 0 else f"history[{i}]")
     return None
