@@ -4,13 +4,12 @@
 
 Protocol (docs/benchmarks.md): weights are fitted on ``sgd/train`` annotations only; the regularisation
 strength C, the Platt calibration and the decision thresholds are chosen on ``sgd/dev``; ``sgd/test`` is never
-read. Everything is seeded and the fits are deterministic (seeded MLP / lbfgs, sorted inputs), and weights are
-rounded to 6 decimals, so the same embeddings give the same file byte for byte. Known gap: batched MiniLM encodings
-vary in their last bits with batch composition, so a fresh full run is not yet byte-identical to the committed
-file (docs/benchmarks.md, "Reproducing heads.json").
+read. Everything is seeded and the fits are deterministic (seeded MLP / lbfgs, inputs in a total order, one BLAS
+thread, embeddings rounded to 6 decimals), and weights are rounded to 6 decimals, so a fresh run writes the
+committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
 
-- act head: one reply (its annotated act set as labels) -> one-vs-rest logistic regression per act on the reply
-  embedding;
+- act head: one reply (its annotated act set as labels) -> a one-hidden-layer MLP with one logistic output per act
+  (multi-label) on the reply embedding, Platt-calibrated per act on dev;
 - slot head: each question sentence of a reply (the whole reply when none is a question) paired with every slot
   of its service; positive when the reply REQUESTs that slot. Slot renderings are varied in training
   (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it.
@@ -27,7 +26,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from sage_core.data.errors import SageInputError
-from sage_core.evaluator.text.heads import FORMAT, RANK_FEATURES, pair_features, question_sentences, rank_features, slot_text
+from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, mlp_logits, pair_features, question_sentences,
+                                           rank_features, sigmoid, slot_text)
+from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
         "INFORM_COUNT", "OFFER_INTENT"]
@@ -98,7 +99,7 @@ def _renderings(name: str, desc: str) -> list[str]:
 def pair_matrix(split: Split, emb: dict, seed: int, augment: bool):
     """Pair features, labels and group ids for the slot head."""
     rng = random.Random(seed)
-    X, y, groups, names = [], [], [], []
+    X, y, groups = [], [], []
     for g, sent, slots, req in split.sentences:
         u = emb[sent]
         texts = []
@@ -109,7 +110,6 @@ def pair_matrix(split: Split, emb: dict, seed: int, augment: bool):
         X.append(pair_features(u, v))
         y.extend(int(n in req) for n, _ in slots)
         groups.extend((g, n) for n, _ in slots)
-        names.extend(n for n, _ in slots)
     return np.concatenate(X).astype(np.float64), np.asarray(y), groups
 
 
@@ -155,11 +155,6 @@ def _mlp_params(m) -> dict:
             "w2": np.asarray(m.coefs_[1]), "b2": np.asarray(m.intercepts_[1])}
 
 
-def _logits(params: dict, X) -> np.ndarray:
-    h = np.maximum(X @ params["w1"] + params["b1"], 0.0)
-    return h @ params["w2"] + params["b2"]
-
-
 def _logloss(p, y):
     p = np.clip(p, 1e-9, 1 - 1e-9)
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
@@ -174,21 +169,13 @@ def _platt(z, y) -> tuple[float, float]:
     return float(m.coef_[0, 0]), float(m.intercept_[0])
 
 
-def _sig(z):
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
-
-
 def _threshold(p, y, min_precision: float) -> float:
     """The threshold with the most dev recall at dev precision >= min_precision (else the best F1)."""
     best, best_f1 = None, (-1.0, 0.5)
     for t in THRESHOLD_GRID:
         pred = p >= t
-        tp = int(np.sum(pred & (y == 1)))
-        fp = int(np.sum(pred & (y == 0)))
-        fn = int(np.sum(~pred & (y == 1)))
-        prec = tp / (tp + fp) if tp + fp else 0.0
-        rec = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        prec, rec, f1 = (float(x) for x in prf_from_counts(np.sum(pred & (y == 1)), np.sum(pred & (y == 0)),
+                                                           np.sum(~pred & (y == 1))))
         if prec >= min_precision and (best is None or rec > best[1]):
             best = (t, rec)
         if f1 > best_f1[0]:
@@ -261,17 +248,17 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     best = None
     for alpha in ALPHA_GRID:
         params = _mlp_params(_mlp(Xa, Ya, alpha, ACT_HIDDEN, ACT_ITERS))
-        loss = sum(_logloss(_sig(_logits(params, Xd)[:, j]), Yd[:, j]) for j in range(len(ACTS)))
+        loss = sum(_logloss(sigmoid(mlp_logits(params, Xd)[:, j]), Yd[:, j]) for j in range(len(ACTS)))
         log(f"act head alpha={alpha}: dev log-loss {loss:.4f}")
         if best is None or loss < best[0] - 1e-12:
             best = (loss, alpha, params)
     _, act_alpha, act_params = best
-    Zd = _logits(act_params, Xd)
+    Zd = mlp_logits(act_params, Xd)
     P, T = [], {}
     for j, act in enumerate(ACTS):
         a, b = _platt(Zd[:, j], Yd[:, j])
         P.append((a, b))
-        T[act] = _threshold(_sig(a * Zd[:, j] + b), Yd[:, j], DEV_PRECISION["acts"])
+        T[act] = _threshold(sigmoid(a * Zd[:, j] + b), Yd[:, j], DEV_PRECISION["acts"])
         log(f"act {act}: platt=({a:.3f}, {b:.3f}) threshold={T[act]}")
     req_j = ACTS.index("REQUEST")
 
@@ -282,19 +269,19 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     z_oof = np.zeros(len(ys))
     for f in (0, 1):  # out-of-fold pair scores on train for fitting the listwise stage
         pf = _mlp_params(_mlp(Xs[folds != f], ys[folds != f], SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS))
-        z_oof[folds == f] = _logits(pf, Xs[folds == f])[:, 0]
+        z_oof[folds == f] = mlp_logits(pf, Xs[folds == f])[:, 0]
         log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)")
     slot_params = _mlp_params(_mlp(Xs, ys, SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS))
-    zreq_train = {sent: float(_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in train.sentences}
-    zreq_dev = {sent: float(_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in dev.sentences}
+    zreq_train = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in train.sentences}
+    zreq_dev = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in dev.sentences}
     R = rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)])
     from sklearn.linear_model import LogisticRegression
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
-    zd = _logits(slot_params, Xsd)[:, 0]
+    zd = mlp_logits(slot_params, Xsd)[:, 0]
     sd = rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)]) @ rank.coef_[0] \
         + rank.intercept_[0]
     sa, sb = _platt(sd, ysd)
-    pd_ = _sig(sa * sd + sb)
+    pd_ = sigmoid(sa * sd + sb)
     # turn level: (reply, slot) is requested when any of its question sentences scores it
     bestp: dict = {}
     for key, p, y in zip(gd, pd_, ysd):

@@ -22,7 +22,6 @@ import contextlib
 import json
 import math
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -30,6 +29,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from sage_core.data.errors import SageInputError
+from sage_core.evaluator.lru import LruDict
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -62,8 +62,7 @@ def _sentences(text: str) -> list[tuple[str, int]]:
 
 def question_sentences(text: str) -> list[str]:
     """The sentences a request can sit in: the questions of the reply, or the whole reply when none is one."""
-    from sage_core.evaluator.text.sentences import sentences
-    qs = [s.strip() for s, _ in sentences(text or "") if s.rstrip().endswith("?") and len(s.strip()) > 1]
+    qs = [s.strip() for s, _ in _sentences(text) if s.rstrip().endswith("?") and len(s.strip()) > 1]
     return qs or ([text.strip()] if (text or "").strip() else [])
 
 
@@ -123,14 +122,8 @@ def single_thread_blas():
 
 @contextlib.contextmanager
 def _nested_limit(controller):
-    if _BLAS_DEPTH[0]:
-        _BLAS_DEPTH[0] += 1
-        try:
-            yield
-        finally:
-            _BLAS_DEPTH[0] -= 1
-        return
-    with controller.limit(limits=1, user_api="blas"):
+    outer = contextlib.nullcontext() if _BLAS_DEPTH[0] else controller.limit(limits=1, user_api="blas")
+    with outer:
         _BLAS_DEPTH[0] += 1
         try:
             yield
@@ -138,7 +131,7 @@ def _nested_limit(controller):
             _BLAS_DEPTH[0] -= 1
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
+def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
 
 
@@ -161,8 +154,8 @@ class Heads:
     # per-process memos (bounded LRU): the slot matrix of each schema, and the act logits of recent texts
     # (a reply is scored by act_probs, again by requested() when it has no "?", and as its own question
     # sentence). Same inputs, same float64 products: the memos change no number.
-    _slot_v: "OrderedDict[tuple, np.ndarray]" = field(default_factory=OrderedDict, repr=False, compare=False)
-    _logits: "OrderedDict[str, np.ndarray]" = field(default_factory=OrderedDict, repr=False, compare=False)
+    _slot_v: "LruDict[np.ndarray]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
+    _logits: "LruDict[np.ndarray]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
 
     # --- encoder --------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -192,19 +185,14 @@ class Heads:
         if not text:
             return {a: 0.0 for a in self.acts}
         z = self._act_logits(text)
-        p = _sigmoid(self.act_platt[:, 0] * z + self.act_platt[:, 1])
+        p = sigmoid(self.act_platt[:, 0] * z + self.act_platt[:, 1])
         return dict(zip(self.acts, np.round(p, 6).tolist()))  # np.round == round() of each np.float64
 
     def _act_logits(self, text: str) -> np.ndarray:
         z = self._logits.get(text)
-        if z is not None:
-            self._logits.move_to_end(text)
-            return z
-        e = self._embed([text])[text].astype(np.float64)
-        z = mlp_logits(self.act_mlp, e[None, :])[0]
-        self._logits[text] = z
-        while len(self._logits) > MEMO_MAX:
-            self._logits.popitem(last=False)
+        if z is None:
+            e = self._embed([text])[text].astype(np.float64)
+            z = self._logits.put(text, mlp_logits(self.act_mlp, e[None, :])[0])
         return z
 
     def _slot_matrix(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
@@ -214,15 +202,10 @@ class Heads:
         that share its batch, and hence the vectors, are the same."""
         key = tuple(slots)
         v = self._slot_v.get(key)
-        if v is not None:
-            self._slot_v.move_to_end(key)
-            return v
-        texts = [slot_text(n, d) for n, d in slots]
-        e = self._embed([sentence] + texts)
-        v = np.stack([e[t] for t in texts]).astype(np.float64)
-        self._slot_v[key] = v
-        while len(self._slot_v) > MEMO_MAX:
-            self._slot_v.popitem(last=False)
+        if v is None:
+            texts = [slot_text(n, d) for n, d in slots]
+            e = self._embed([sentence] + texts)
+            v = self._slot_v.put(key, np.stack([e[t] for t in texts]).astype(np.float64))
         return v
 
     def slot_probs(self, sentence: str, slots: list[tuple[str, str]]) -> dict[str, float]:
@@ -236,7 +219,7 @@ class Heads:
         z = mlp_logits(self.slot_mlp, pair_features(u, v))[:, 0]
         zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
         s = rank_features(z, [0] * len(z), [zreq] * len(z)) @ self.rank_w + self.rank_b
-        p = _sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
+        p = sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
     def asks_for_value(self, sentence: str) -> bool:
@@ -344,5 +327,5 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
 
 
 __all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "pair_features", "FORMAT",
-           "RANK_FEATURES", "rank_features", "mlp_logits", "STATEMENT_REQUEST_MIN",
+           "RANK_FEATURES", "rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS"]
