@@ -66,6 +66,36 @@ def question_sentences(text: str) -> list[str]:
     return qs or ([text.strip()] if (text or "").strip() else [])
 
 
+# where one question asks for several things: ", and", "and also", "also" before a word. Each part of a
+# multi-part question is scored on its own as well, so the second slot of "Where are you leaving from and where
+# are you going?" is the top slot of its own clause instead of being ranked below the first (dev: requested-slot
+# recall +4 points at -1 point precision).
+_CLAUSE_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\s+(?:also\s+)?|\balso\s+)(?=\w)", re.I)
+
+
+def clauses(sentence: str) -> list[str]:
+    """The parts of a multi-part sentence (two words or more each), keeping its question mark; [] for one part."""
+    s = sentence.strip()
+    mark = "?" if s.endswith("?") else "."
+    parts = [p.strip() for p in _CLAUSE_SPLIT.split(s.rstrip("?.! ")) if p and p.strip()]
+    if len(parts) < 2:
+        return []
+    return [p + mark for p in parts if len(p.split()) >= 2]
+
+
+def request_units(text: str) -> list[str]:
+    """What the slot head scores in a reply: its question sentences (``question_sentences``), then the clauses of
+    each multi-part one."""
+    out = question_sentences(text)
+    seen = set(out)
+    for sent in list(out):
+        for c in clauses(sent):
+            if c not in seen:
+                seen.add(c)
+                out.append(c)
+    return out
+
+
 def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """Features of (sentence, slot) pairs: u*v, |u-v|, cosine. ``sent`` (d,) or (n, d), ``slots`` (n, d)."""
     sent = np.broadcast_to(sent, slots.shape)
@@ -175,7 +205,7 @@ class Heads:
         for r in replies:
             if r and r.strip():
                 strings.append(r.strip())
-                strings.extend(question_sentences(r))
+                strings.extend(request_units(r))
         self.prefetch(strings)
 
     # --- heads -------------------------------------------------------------------------------
@@ -236,7 +266,8 @@ class Heads:
         return req >= STATEMENT_REQUEST_MIN and all(p <= req for a, p in probs.items() if a != "REQUEST")
 
     def requested(self, text: str, slots: list[tuple[str, str]]) -> dict[str, float]:
-        """Slot -> best calibrated probability over the reply's question sentences (all slots, unthresholded).
+        """Slot -> best calibrated probability over the reply's request units (question sentences and their
+        clauses, ``request_units``; all slots, unthresholded).
 
         A reply without a question ("They charge $296 per night.") is scored only when the act head reads it as
         a request ("Please tell me the city."); otherwise an informing statement would be scored like a question.
@@ -246,7 +277,7 @@ class Heads:
         asks = any(s.rstrip().endswith("?") for s, _ in _sentences(text))
         if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
             return best
-        for sent in question_sentences(text):
+        for sent in request_units(text):
             if not self.asks_for_value(sent):
                 continue
             for n, p in self.slot_probs(sent, slots).items():
@@ -326,6 +357,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
     return h
 
 
-__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "pair_features", "FORMAT",
+__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "request_units",
+           "clauses", "pair_features", "FORMAT",
            "RANK_FEATURES", "rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS"]
