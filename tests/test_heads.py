@@ -321,3 +321,61 @@ def test_statements_without_a_question_are_not_read_as_requests(heads):
     # so such requests come from the keyword shortcut
     acts = extract_agent_acts(_turn("Please tell me the name of the hotel.", spec), spec, heads=heads)
     assert [(a.act, a.slot, a.source) for a in acts] == [("REQUEST", "hotel_name", "rule")]
+
+
+# --- value-support head ----------------------------------------------------------------------------------------------
+EVENTS = WorkflowSpec(id="Shows_5:FindShow", service="Shows_5", intent="FindShow", description="",
+                      slots={"kind": SlotSpec("kind", "Kind of event", True, ["Music", "Sports", "Theater"],
+                                              "categorical"),
+                             "town": SlotSpec("town", "City where the event is")},
+                      required=["kind", "town"], optional={})
+# SGD dev user turns that name a categorical value in other words (no word of the value occurs). Not every such turn
+# is read: "economical priced" (SGD: price_range = moderate) gives moderate p 0.77 under SGD's own description but
+# p 0.40 (inexpensive 0.42) under "How expensive the place is"; reworded descriptions move the value head too
+@pytest.mark.parametrize("user,spec,slot,said,other", [
+    ("Can you find some events? I'm looking for games.", EVENTS, "kind", "Sports", "Music"),
+    ("Sounds interesting. Can you find me something to do like a games event?", EVENTS, "kind", "Sports", "Theater"),
+])
+def test_value_head_reads_categorical_values_said_in_other_words(heads, user, spec, slot, said, other):
+    from sage_core.evaluator.text.heads import value_candidates
+    from sage_core.evaluator.verify.s2_symbolic import VALUE_HEAD_MIN_SUPPORT
+    sp = spec.slots[slot]
+    p_said = heads.value_support(user, slot, sp.description, value_candidates(said, sp.possible_values, "categorical"))
+    p_other = heads.value_support(user, slot, sp.description, value_candidates(other, sp.possible_values, "categorical"))
+    assert p_said >= VALUE_HEAD_MIN_SUPPORT and p_other <= 0.4
+    ev = _evaluator(spec, heads)
+
+    def uv(value):
+        t = Turn("d:1", "d", spec.id, [], user, "What city?", {}, {slot: value}, [], [])
+        return [tr for tr in ev.evaluate_turn(t).traces if tr.criterion.type == FailureClass.UV][0].final
+    # the value said in other words is supported by the head: S2-encoder, margin 2p - 1
+    v = uv(said)
+    assert v.stage == Stage.S2_ENCODER and v.decision == Decision.FALSE and v.margin == pytest.approx(2 * p_said - 1)
+    # another value of the slot: the head does not vouch for it, so "no word of it occurs" stands
+    v = uv(other)
+    assert v.stage == Stage.S2_SYMBOLIC and v.decision == Decision.TRUE
+
+
+def test_heads_file_without_value_head_keeps_the_symbolic_verdict(tmp_path, heads):
+    from sage_core.evaluator.cascade import Evaluator
+    d = json.loads(DEFAULT_HEADS_PATH.read_text())
+    d.pop("values")
+    p = tmp_path / "heads.json"
+    p.write_text(json.dumps(d))
+    h = load_heads(p)
+    assert h.value_mlp is None and h.value_support("I like games.", "kind", "Kind", ["Sports", "Music"]) is None
+    t = Turn("d:1", "d", EVENTS.id, [], "Can you find some events? I'm looking for games.", "What city?", {},
+             {"kind": "Sports"}, [], [])
+    uv = [tr for tr in Evaluator(WorkflowRegistry([EVENTS]), heads=h).evaluate_turn(t).traces
+          if tr.criterion.type == FailureClass.UV][0]
+    assert uv.final.stage == Stage.S2_SYMBOLIC and uv.final.decision == Decision.TRUE  # no word of "Sports"
+
+
+def test_malformed_value_head_is_a_clear_input_error(tmp_path):
+    d = json.loads(DEFAULT_HEADS_PATH.read_text())
+    d["values"]["rank"]["w"] = [1.0]
+    p = tmp_path / "heads.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(SageInputError) as e:
+        load_heads(p)
+    assert e.value.file == str(p) and "field 'w' has shape" in str(e.value)

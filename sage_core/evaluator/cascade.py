@@ -142,6 +142,8 @@ class Evaluator:
     def s2(self) -> GroundingBackend:
         if self._s2 is None:
             self._s2 = make_backend(self.config.s2_backend, self.config.tau, self.config.nli_model)
+            if self.config.use_heads:
+                self._s2.heads_loader = lambda: self.heads
         return self._s2
 
     @property

@@ -53,6 +53,10 @@ M_CONTRADICTED = -0.9  # IUV: s_t lacks, keeps an old, or holds a different type
 M_STALE_UNEQUAL = -0.5  # IUV: s_t kept an old value that does not visibly equal the user's (weekday vs date)
 M_UNSUPPORTED = -0.85  # UV: a typed value, or no word of the value, found nowhere in u_t or history
 M_UNDECIDABLE = 0.0  # nothing to check against (no user text, a symbolic code, untracked slots): abstain
+# the value head overrides "no word of the value occurs" only when it reads u_t as this value at least this surely:
+# used as a plain margin (any p) it took dev UV recall on natural slices from 1.000 to 0.922 for 6 fewer clean-turn
+# false positives in 1,500 dev turns
+VALUE_HEAD_MIN_SUPPORT = 0.8
 ANNOTATED_ACT_SCALE = 0.9  # WNF / PC: an annotated act's margin (an extracted act's is its confidence)
 
 # value comparisons ignore function words and the generic nouns of venue names ("Taj Mahal restaurant")
@@ -97,6 +101,9 @@ class GroundingBackend:
 
     def __init__(self, tau: float = DEFAULT_TAU):
         self.tau = float(tau)
+        # the learned heads, loaded on first use (the Evaluator sets it when ``use_heads`` is on): their value-support
+        # head decides a categorical value no word of which occurs in the dialogue
+        self.heads_loader: Optional[Callable[[], object]] = None
 
     # --- encoder hook ------------------------------------------------------
     def score_pairs(self, pairs: list[tuple[str, str]], kind: str) -> list[float]:
@@ -270,12 +277,33 @@ class GroundingBackend:
         # partial token overlap -> encoder decides; none at all -> unsupported
         best = _best_window(value, texts)
         if best is None:
+            head = self._value_head_verdict(slot, value, ctx)
+            if head is not None:
+                return head
             return decide(M_UNSUPPORTED, self.tau, f"no word of {value!r} occurs in u_t or history")
         desc = ctx.spec.describe_slot(slot)
 
         def finish(s: list[float]) -> Verdict:
             return decide(s[0], self.tau, f"closest mention {best!r} vs {value!r}: {s[0]:+.2f}", stage=Stage.S2_ENCODER)
         return self._pending([self.support_pair(ctx, desc, value, best)], "para", finish)
+
+    def _value_head_verdict(self, slot: str, value: str, ctx: TurnContext) -> Optional[Verdict]:
+        """A categorical value said in other words ("games" for Sports): the value-support head's calibrated p that
+        u_t says this value rather than another of the slot's values, as the margin 2p - 1 (S2-encoder). None
+        without heads, a value head, u_t text or other values to compare with."""
+        sp = ctx.spec.slots[slot]
+        if self.heads_loader is None or sp.value_type != "categorical" or len(sp.possible_values) < 2:
+            return None
+        heads = self.heads_loader()
+        if heads is None or getattr(heads, "value_mlp", None) is None:
+            return None
+        from sage_core.evaluator.text.heads import value_candidates
+        p = heads.value_support(ctx.turn.user, slot, sp.description,
+                                value_candidates(value, sp.possible_values, "categorical"))
+        if p is None or p < VALUE_HEAD_MIN_SUPPORT:
+            return None
+        return decide(2 * p - 1, self.tau, f"no word of {value!r} occurs; the value head reads u_t as {slot}={value!r} "
+                      f"against the slot's other values with p {p:.2f}", "user", stage=Stage.S2_ENCODER)
 
     def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
         kws = bool_keywords(ctx.spec, slot, ctx.profile)

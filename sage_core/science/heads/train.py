@@ -42,7 +42,8 @@ DEV_PRECISION = {"acts": 0.95, "slots": 0.93}
 # train: every distinct annotated reply of sgd/train (22,918) for the act head and every reply with a REQUEST (6,129)
 # for the slot head; on dev the 4,000 / 2,500 of before gave CONFIRM|NOTIFY_SUCCESS recall 0.849 and requested-slot
 # recall 0.726, all of train 0.922 / 0.737 (dev precision 0.966 / 0.942)
-SIZES = {"train_replies": 25000, "train_requests": 7000, "dev_replies": 2000, "dev_requests": 1000}
+SIZES = {"train_replies": 25000, "train_requests": 7000, "dev_replies": 2000, "dev_requests": 1000,
+         "train_values": 4000, "dev_values": 2000}
 
 
 @dataclass
@@ -96,6 +97,65 @@ def collect(folder: Path, n_replies: int, n_requests: int, seed: int,
         for sent in units(text):
             out.sentences.append((g, sent, list(slots), req))
     return out
+
+
+# value-support groups: a value s_t writes for a categorical slot, with u_t and the slot's candidate values
+# (``value_candidates``). Positives: values u_t says in other words (no exact span of them in u_t), which are what the
+# head is for, plus as many said exactly (they teach the task); never a value found anywhere in the history (an
+# accepted offer: "That sounds good" says nothing about the slot). Every other candidate is a negative.
+# yes/no slots are left out: between "= yes" and "= no" the head learned the prior (yes), not whether u_t speaks of
+# the slot at all (dev: "Can you find 1 room at a 2 star hotel?" -> smoking_allowed = yes at p 0.97)
+VALUE_TYPES_SUPPORTED = ("categorical",)
+VALUE_MAX_CANDIDATES = 12
+
+
+def collect_values(folder: Path, n_groups: int, seed: int) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(u_t, slot, description, candidates with the written value first) groups of one split, seeded."""
+    from sage_core.evaluator.text.heads import value_candidates
+    from sage_core.evaluator.text.normalize import find_in_text
+    turns, reg = _load(folder)
+    para, exact = set(), set()
+    for t in turns:
+        spec = reg.get(t.workflow)
+        user = (t.user or "").strip()
+        if not user:
+            continue
+        for slot, v in sorted(t.state_after.items()):
+            sp = spec.slots.get(slot)
+            if sp is None or sp.value_type not in VALUE_TYPES_SUPPORTED or not v or t.state_before.get(slot) == v:
+                continue
+            if str(v).strip().lower() == "dontcare" or any(find_in_text(v, u.text, sp.value_type) for u in t.history):
+                continue
+            cands = tuple(value_candidates(str(v), sp.possible_values, sp.value_type))
+            if not 2 <= len(cands) <= VALUE_MAX_CANDIDATES:
+                continue
+            row = (user, slot, sp.description, cands)
+            (exact if sp.value_type != "bool" and find_in_text(v, user, sp.value_type) else para).add(row)
+    rng = random.Random(seed)
+    para, exact = sorted(para), sorted(exact)
+    rng.shuffle(para)
+    rng.shuffle(exact)
+    return sorted(para[:n_groups] + exact[:min(len(para), n_groups)])
+
+
+def value_pairs(groups, emb: dict):
+    """Pair features, labels (1 = the written value) and group ids of the value head."""
+    from sage_core.evaluator.text.heads import value_claim
+    X, y, ids = [], [], []
+    for g, (user, slot, desc, cands) in enumerate(groups):
+        v = np.stack([emb[value_claim(slot, desc, c)] for c in cands])
+        X.append(pair_features(emb[user], v))
+        y.extend([1] + [0] * (len(cands) - 1))
+        ids.extend([g] * len(cands))
+    return np.concatenate(X).astype(np.float64), np.asarray(y), ids
+
+
+def value_strings(groups) -> list[str]:
+    from sage_core.evaluator.text.heads import value_claim
+    out = {u for u, _, _, _ in groups}
+    for _, slot, desc, cands in groups:
+        out.update(value_claim(slot, desc, c) for c in cands)
+    return sorted(out)
 
 
 def _renderings(name: str, desc: str) -> list[str]:
@@ -296,6 +356,11 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     bp = np.asarray([v[0] for _, v in sorted(bestp.items())])
     by = np.asarray([v[1] for _, v in sorted(bestp.items())])
     st = _threshold(bp, by, DEV_PRECISION["slots"])
+    vtrain = collect_values(sgd / "train", sizes["train_values"], SEED)
+    vdev = collect_values(sgd / "dev", sizes["dev_values"], SEED + 1)
+    emb.update({k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS)
+                for k, v in embed(value_strings(vtrain + vdev)).items()})
+    values = fit_value_head(vtrain, vdev, emb, log)
     log(f"slot head: {len(ys)} train pairs, rank w={np.round(rank.coef_[0], 3).tolist()} platt=({sa:.3f}, {sb:.3f}) "
         f"threshold={st} ({time.perf_counter() - t0:.1f} s)")
     return {
@@ -306,14 +371,49 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                   "mlp": {k: _r(v) for k, v in slot_params.items()},
                   "rank": {"features": RANK_FEATURES, "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
                   "platt": _r((sa, sb)), "threshold": st},
+        "values": values,
         "meta": {"fitted_on": "train split annotations", "chosen_and_calibrated_on": "dev split",
                  "seed": SEED, "sizes": {"train_replies": len(train.replies), "train_sentences": len(train.sentences),
                                          "dev_replies": len(dev.replies), "dev_sentences": len(dev.sentences)},
                  "act_head": {"hidden": ACT_HIDDEN, "iters": ACT_ITERS, "alpha_grid": list(ALPHA_GRID),
                               "alpha": act_alpha},
                  "slot_head": {"hidden": SLOT_HIDDEN, "iters": SLOT_ITERS, "alpha": SLOT_ALPHA},
+                 "value_head": {"hidden": VALUE_HIDDEN, "iters": VALUE_ITERS, "alpha": VALUE_ALPHA,
+                                "train_groups": len(vtrain), "dev_groups": len(vdev)},
                  "dev_precision_for_thresholds": DEV_PRECISION},
     }
+
+
+VALUE_HIDDEN, VALUE_ITERS, VALUE_ALPHA = 64, 40, 1e-2
+
+
+def fit_value_head(vtrain, vdev, emb: dict, log: Callable[[str], None]) -> dict:
+    """The value-support head: a pair MLP on (u_t, value_claim), a listwise logistic over the slot's candidates
+    (fitted on 2-fold out-of-fold train scores) and Platt scaling on dev."""
+    from sklearn.linear_model import LogisticRegression
+    from sage_core.evaluator.text.heads import VALUE_RANK_FEATURES
+    X, y, ids = value_pairs(vtrain, emb)
+    Xd, yd, idd = value_pairs(vdev, emb)
+    k = len(VALUE_RANK_FEATURES)
+    folds = np.asarray([g % 2 for g in ids])
+    z_oof = np.zeros(len(y))
+    for f in (0, 1):
+        pf = _mlp_params(_mlp(X[folds != f], y[folds != f], VALUE_ALPHA, VALUE_HIDDEN, VALUE_ITERS))
+        z_oof[folds == f] = mlp_logits(pf, X[folds == f])[:, 0]
+    params = _mlp_params(_mlp(X, y, VALUE_ALPHA, VALUE_HIDDEN, VALUE_ITERS))
+    rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(
+        rank_features(z_oof, ids, np.zeros(len(y)))[:, :k], y)
+    sd = rank_features(mlp_logits(params, Xd)[:, 0], idd, np.zeros(len(yd)))[:, :k] @ rank.coef_[0] \
+        + rank.intercept_[0]
+    a, b = _platt(sd, yd)
+    p = sigmoid(a * sd + b)
+    top1 = np.mean([p[np.asarray(idd) == g].argmax() == 0 for g in sorted(set(idd))])
+    log(f"value head: {len(vtrain)} train groups ({len(y)} pairs), {len(vdev)} dev groups; platt=({a:.3f}, {b:.3f}); "
+        f"dev log-loss {_logloss(p, yd):.4f}, written value ranked first in {top1:.3f} of dev groups")
+    return {"features": "u*v, |u-v|, cos(u, v); u = user utterance, v = value_claim(slot, description, value)",
+            "mlp": {kk: _r(v) for kk, v in params.items()},
+            "rank": {"features": list(VALUE_RANK_FEATURES), "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
+            "platt": _r((a, b))}
 
 
 def write_heads(artifact: dict, out: Path) -> None:

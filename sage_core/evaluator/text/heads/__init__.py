@@ -55,6 +55,24 @@ def slot_text(name: str, description: str) -> str:
     return f"{words}: {desc}" if desc else words
 
 
+VALUE_WORDS = {"true": "yes", "false": "no"}
+
+
+def value_claim(slot_name: str, description: str, value: str) -> str:
+    """How the value-support head reads "slot = value": the slot in words and the value ("yes" / "no" for a
+    yes/no slot), e.g. "good for kids: whether the attraction is good for kids = yes"."""
+    v = VALUE_WORDS.get(str(value).strip().lower(), str(value).strip())
+    return f"{slot_text(slot_name, description)} = {v}"
+
+
+def value_candidates(value: str, possible: Sequence[str], value_type: str) -> list[str]:
+    """The values the written one competes with: yes / no for a yes/no slot, else the slot's possible values;
+    the written value first (added when the schema does not list it)."""
+    pool = ["True", "False"] if value_type == "bool" else list(possible)
+    key = str(value).strip().lower()
+    return [str(value)] + [c for c in pool if str(c).strip().lower() != key]
+
+
 def _sentences(text: str) -> list[tuple[str, int]]:
     from sage_core.evaluator.text.sentences import sentences
     return sentences(text or "")
@@ -104,6 +122,7 @@ def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
 
 
 RANK_FEATURES = ["z", "z - max other z", "is top", "request logit of the sentence"]
+VALUE_RANK_FEATURES = RANK_FEATURES[:3]  # the value head's listwise stage: a value against the slot's other values
 
 
 def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float]) -> np.ndarray:
@@ -181,6 +200,12 @@ class Heads:
     slot_threshold: float
     meta: dict
     embed: Optional[Embedder] = None
+    # the value-support head (optional in the file): (u_t, value_claim) pair MLP, then a listwise logistic over the
+    # slot's candidate values (VALUE_RANK_FEATURES), Platt-calibrated
+    value_mlp: Optional[dict] = None
+    value_rank_w: Optional[np.ndarray] = None
+    value_rank_b: float = 0.0
+    value_platt: tuple = (1.0, 0.0)
     # per-process memos (bounded LRU): the slot matrix of each schema, and the act logits of recent texts
     # (a reply is scored by act_probs, again by requested() when it has no "?", and as its own question
     # sentence). Same inputs, same float64 products: the memos change no number.
@@ -251,6 +276,23 @@ class Heads:
         s = rank_features(z, [0] * len(z), [zreq] * len(z)) @ self.rank_w + self.rank_b
         p = sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
+
+    def value_support(self, user: str, slot: str, description: str, candidates: Sequence[str]) -> Optional[float]:
+        """Calibrated p(u_t says ``slot`` = ``candidates[0]``) against the slot's other candidate values
+        (``value_candidates``): "I need a spacious car" supports type = Full-size over Compact / Standard;
+        "somewhere child-friendly" supports good_for_kids = yes. None when the file has no value head, u_t is
+        empty or there is nothing to compare with."""
+        user = (user or "").strip()
+        if self.value_mlp is None or not user or len(candidates) < 2:
+            return None
+        claims = [value_claim(slot, description, c) for c in candidates]
+        e = self._embed([user] + claims)
+        u = e[user].astype(np.float64)
+        v = np.stack([e[c] for c in claims]).astype(np.float64)
+        z = mlp_logits(self.value_mlp, pair_features(u, v))[:, 0]
+        r = rank_features(z, [0] * len(z), [0.0] * len(z))[0, :len(VALUE_RANK_FEATURES)]
+        sc = float(r @ self.value_rank_w + self.value_rank_b)
+        return round(float(sigmoid(np.asarray(self.value_platt[0] * sc + self.value_platt[1]))), 6)
 
     def asks_for_value(self, sentence: str) -> bool:
         """The act head reads the sentence as a request for a value. A question is not one when the act head
@@ -350,6 +392,19 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _fail(p, f"malformed ({type(e).__name__}: {e})") from None
+    if d.get("values") is not None:
+        try:
+            vd = d["values"]
+            h.value_mlp = _mlp(vd, 2 * DIM + 1, 1, p)
+            h.value_rank_w = _array(vd["rank"], "w", (len(VALUE_RANK_FEATURES),), p)
+            h.value_rank_b = float(vd["rank"]["b"])
+            h.value_platt = tuple(float(x) for x in vd["platt"])
+        except SageInputError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise _fail(p, f"malformed value head ({type(e).__name__}: {e})") from None
+        if len(h.value_platt) != 2 or not all(math.isfinite(x) for x in (h.value_rank_b, *h.value_platt)):
+            raise _fail(p, "malformed value head")
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
         raise _fail(p, "malformed slot head")
     if embed is None:
@@ -360,4 +415,4 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
 __all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "request_units",
            "clauses", "pair_features", "FORMAT",
            "RANK_FEATURES", "rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
-           "NON_REQUEST_QUESTION_ACTS"]
+           "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]
