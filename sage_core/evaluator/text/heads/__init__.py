@@ -1,6 +1,6 @@
 """Learned, schema-driven heads on the frozen all-MiniLM-L6-v2 encoder (applied with numpy).
 
-Two small heads (one hidden ReLU layer each, scikit-learn MLPs), trained by ``python -m sage_core train-heads``
+Three small heads (one hidden ReLU layer each, scikit-learn MLPs), trained by ``python -m sage_core train-heads``
 and committed as ``heads.json`` beside this file (plain JSON weights: no pickle, loaded offline):
 
 - **act head**: the embedding of an agent reply (or sentence) -> one probability per dialogue act (REQUEST,
@@ -10,7 +10,11 @@ and committed as ``heads.json`` beside this file (plain JSON weights: no pickle,
   (elementwise product, absolute difference, cosine), so slots of services never seen in training,
   renamed / paraphrased schemas and slots outside the current intent are scored the same way; a listwise
   logistic stage then weighs each slot's score against the other slots of the schema and the sentence's
-  request score (``rank_features``).
+  request score (``rank_features``). Each clause of a multi-part question is scored as well (``request_units``);
+- **value-support head** (optional in the file): u_t against every value of a categorical slot, each as
+  ``value_claim`` text; a pair MLP, then a listwise logistic over the slot's values (``VALUE_RANK_FEATURES``):
+  p(u_t says this value rather than another), for values no word of which occurs in the dialogue ("games" for
+  Sports). Used by S2's UV check (``verify.s2_symbolic.VALUE_HEAD_MIN_SUPPORT``).
 
 Probabilities are calibrated (Platt scaling fitted on held-out data), so an extracted act's confidence
 is a probability and the S2 margin built from it (``1 - 2p`` for "failure absent") is meaningful.
