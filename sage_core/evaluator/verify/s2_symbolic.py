@@ -295,10 +295,10 @@ class GroundingBackend:
         if self.heads_loader is None or sp.value_type != "categorical" or len(sp.possible_values) < 2:
             return None
         heads = self.heads_loader()
-        if heads is None or getattr(heads, "value_mlp", None) is None:
+        if heads is None:
             return None
         from sage_core.evaluator.text.heads import value_candidates
-        p = heads.value_support(ctx.turn.user, slot, sp.description,
+        p = heads.value_support(ctx.turn.user, slot, sp.description,  # None without a value head in the file
                                 value_candidates(value, sp.possible_values, "categorical"))
         if p is None or p < VALUE_HEAD_MIN_SUPPORT:
             return None

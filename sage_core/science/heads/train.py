@@ -130,7 +130,7 @@ def collect_values(folder: Path, n_groups: int, seed: int) -> list[tuple[str, st
             if not 2 <= len(cands) <= VALUE_MAX_CANDIDATES:
                 continue
             row = (user, slot, sp.description, cands)
-            (exact if sp.value_type != "bool" and find_in_text(v, user, sp.value_type) else para).add(row)
+            (exact if find_in_text(v, user, sp.value_type) else para).add(row)
     rng = random.Random(seed)
     para, exact = sorted(para), sorted(exact)
     rng.shuffle(para)
