@@ -216,6 +216,19 @@ def _mlp(X, Y, alpha: float, hidden: int, iters: int):
     return m
 
 
+def _pair_mlp_with_oof(X, y, groups, alpha: float, hidden: int, iters: int,
+                       after_fold: Callable[[int], None] = lambda f: None):
+    """A pair MLP's 2-fold out-of-fold scores on its own training data (folds by group id parity, so no group is
+    split; the listwise stage is fitted on them) and the MLP fitted on all of it: (z_oof, params)."""
+    folds = np.asarray([g % 2 for g in groups])
+    z_oof = np.zeros(len(y))
+    for f in (0, 1):
+        pf = _mlp_params(_mlp(X[folds != f], y[folds != f], alpha, hidden, iters))
+        z_oof[folds == f] = mlp_logits(pf, X[folds == f])[:, 0]
+        after_fold(f)
+    return z_oof, _mlp_params(_mlp(X, y, alpha, hidden, iters))
+
+
 def _mlp_params(m) -> dict:
     return {"w1": np.asarray(m.coefs_[0]), "b1": np.asarray(m.intercepts_[0]),
             "w2": np.asarray(m.coefs_[1]), "b2": np.asarray(m.intercepts_[1])}
@@ -331,13 +344,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     # --- slot head: pair MLP, then a listwise logistic over the slots of the sentence -----------------------
     Xs, ys, gs = pair_matrix(train, emb, SEED, augment=True)
     Xsd, ysd, gd = pair_matrix(dev, emb, SEED, augment=False)
-    folds = np.asarray([g % 2 for g, _ in gs])
-    z_oof = np.zeros(len(ys))
-    for f in (0, 1):  # out-of-fold pair scores on train for fitting the listwise stage
-        pf = _mlp_params(_mlp(Xs[folds != f], ys[folds != f], SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS))
-        z_oof[folds == f] = mlp_logits(pf, Xs[folds == f])[:, 0]
-        log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)")
-    slot_params = _mlp_params(_mlp(Xs, ys, SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS))
+    z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, [g for g, _ in gs], SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
+                                            lambda f: log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)"))
     zreq_train = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in train.sentences}
     zreq_dev = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in dev.sentences}
     R = rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)])
@@ -395,12 +403,7 @@ def fit_value_head(vtrain, vdev, emb: dict, log: Callable[[str], None]) -> dict:
     X, y, ids = value_pairs(vtrain, emb)
     Xd, yd, idd = value_pairs(vdev, emb)
     k = len(VALUE_RANK_FEATURES)
-    folds = np.asarray([g % 2 for g in ids])
-    z_oof = np.zeros(len(y))
-    for f in (0, 1):
-        pf = _mlp_params(_mlp(X[folds != f], y[folds != f], VALUE_ALPHA, VALUE_HIDDEN, VALUE_ITERS))
-        z_oof[folds == f] = mlp_logits(pf, X[folds == f])[:, 0]
-    params = _mlp_params(_mlp(X, y, VALUE_ALPHA, VALUE_HIDDEN, VALUE_ITERS))
+    z_oof, params = _pair_mlp_with_oof(X, y, ids, VALUE_ALPHA, VALUE_HIDDEN, VALUE_ITERS)
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(
         rank_features(z_oof, ids, np.zeros(len(y)))[:, :k], y)
     sd = rank_features(mlp_logits(params, Xd)[:, 0], idd, np.zeros(len(yd)))[:, :k] @ rank.coef_[0] \
