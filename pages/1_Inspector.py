@@ -6,13 +6,10 @@ silent wrap-around); the position is shown as "k of n".
 """
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
-from audit.guidelines import md_escape
 from sage_core import ROUTING_STAGES, TurnLabel, get_settings
-from ui import render, runs, table, tool_steps
+from ui import render, runs, table, tool_steps, turn_view
 from ui.errors import guard
 from ui.session import current_slice, slice_caption
 from ui.auth import require  # noqa: E402
@@ -20,7 +17,7 @@ from ui.auth import require  # noqa: E402
 ME = require("lead")  # the first call: gates a direct URL, the sidebar and a first visit after a restart
 
 st.title("Inspector")
-st.markdown(render.STYLE, unsafe_allow_html=True)
+st.markdown(render.STYLE + turn_view.STYLE, unsafe_allow_html=True)
 slice_caption()
 
 TURN = "insp_turn"  # selectbox key: the turn shown
@@ -69,45 +66,34 @@ def _table_pick(ids: list[str]) -> None:
 
 
 def _turn_detail(ls, res, tid: str) -> None:
+    """The turn shown: a few HTML blocks (see ui/turn_view.py for why not widgets), redrawn on each Next."""
     t, v = ls.by_id[tid], res.by_id[tid]
     gold = t.gold.label if t.gold else None
-    head = st.columns([2, 1, 1, 1, 1])
-    head[0].markdown(f"### {render.code(tid)}\n{render.md(t.workflow)}  \ndialogue {render.code(t.dialogue_id)}",
-                     unsafe_allow_html=True)
-    head[1].markdown("**SAGE verdict**<br>" + render.badge(v.label.value), unsafe_allow_html=True)
-    head[2].metric("Confidence", f"{v.confidence:.3f}")
     gold_txt = f"{gold}" + (f" ({t.gold.failure_class})" if t.gold and t.gold.failure_class else "") if gold else "none"
-    head[3].markdown(f"**Gold**<br>{render.esc(gold_txt)}", unsafe_allow_html=True)
-    head[4].markdown(f"**Outcome**<br>{render.esc(runs.outcome(v, gold))}", unsafe_allow_html=True)
-
+    st.markdown(turn_view.header_html(tid, t.workflow, t.dialogue_id, v.label.value, v.confidence, gold_txt,
+                                      runs.outcome(v, gold)), unsafe_allow_html=True)
     st.caption(f"Deciding stages: {', '.join(runs.deciding_stages(v)) or 'none (no criteria)'} · "
                f"latency {v.latency_ms:.1f} ms · paid calls {v.paid_calls} · cost ${v.cost_usd:.4f} · "
-               f"S2 backend {v.s2_backend}")
+               f"S2 backend {render.md(v.s2_backend)}")
     spans = {"user": [], "agent": []}
     for i, tr in enumerate(v.traces, start=1):
         c = tr.criterion
         if c.span and c.evidence in spans:
             spans[c.evidence].append((c.span[0], c.span[1], f"{i} {c.type.value}", c.type.value))
+    tool_step = tool_steps.step(t)  # a tool-calling agent's step: tool outputs collapsed
     left, right = st.columns([3, 2])
-    with left:
-        st.markdown("**History**")
-        tool_step = tool_steps.step(t)  # a tool-calling agent's step: tool outputs collapsed
-        hist = tool_steps.STYLE + tool_steps.history_html(t.history) if tool_step else render.history_html(t.history)
-        st.markdown(render.utterance_box("history", hist), unsafe_allow_html=True)
-        st.markdown(render.utterance_box("user (u_t)", render.highlight(t.user, spans["user"])),
-                    unsafe_allow_html=True)
-        st.markdown(render.utterance_box("agent (a_t)", render.highlight(t.agent, spans["agent"])),
-                    unsafe_allow_html=True)
-        if t.user_values is None and t.agent_acts is None and not tool_step:
-            st.caption("No `user_values` / `agent_acts` in the slice: the compiler extracted the evidence "
-                       "(heuristics, with a confidence), so S1 defers to S2.")
-    with right:
-        st.markdown("**State diff**" + (" (the call's arguments)" if tool_step else ""))
-        if tool_step:
-            st.markdown(tool_steps.call_html(t), unsafe_allow_html=True)
-        st.markdown(render.state_diff_html(t.state_before, t.state_after), unsafe_allow_html=True)
-        if tool_step:
-            st.markdown(tool_steps.flags_html(v), unsafe_allow_html=True)
+    hist = tool_steps.STYLE + tool_steps.history_html(t.history) if tool_step else render.history_html(t.history)
+    left.markdown("**History**\n\n" + render.utterance_box("history", hist)
+                  + render.utterance_box("user (u_t)", render.highlight(t.user, spans["user"]))
+                  + render.utterance_box("agent (a_t)", render.highlight(t.agent, spans["agent"])),
+                  unsafe_allow_html=True)
+    if t.user_values is None and t.agent_acts is None and not tool_step:
+        left.caption("No `user_values` / `agent_acts` in the slice: the compiler extracted the evidence "
+                     "(heuristics, with a confidence), so S1 defers to S2.")
+    right.markdown("**State diff**" + (" (the call's arguments)" if tool_step else "") + "\n\n"
+                   + (tool_steps.call_html(t) if tool_step else "")
+                   + render.state_diff_html(t.state_before, t.state_after)
+                   + (tool_steps.flags_html(v) if tool_step else ""), unsafe_allow_html=True)
 
     st.markdown("**Criterion trace** (each row: one failure hypothesis; *failure present* = the failure is there)")
     if not v.traces:
@@ -115,61 +101,22 @@ def _turn_detail(ls, res, tid: str) -> None:
                    f"is {v.confidence:.2f}, not 1.0 (the share of such turns that are acceptable; annotated evidence "
                    "can miss less than extracted evidence).")
     else:
-        trace = table.trace_table(v)
-        st.dataframe(trace.style.apply(lambda r: ["background-color: #fee2e2" if r["verdict"] == "failure present"
-                                                  else "" for _ in r], axis=1).format({"margin": "{:.3f}"}),
-                     hide_index=True,
-                     column_order=["#", "class", "verdict", "decided by", "margin", "abstained", "criterion",
-                                   "evidence"],  # args and every stage attempt: in the expanders below
-                     column_config={"criterion": st.column_config.TextColumn("failure checked", width="large")})
+        st.markdown(turn_view.trace_html(v) + turn_view.attempts_html(v), unsafe_allow_html=True)
         st.caption(f"margin: how decisively the deciding stage answered (S1 rules = 1.0; S2 decides only when "
-                   f"|margin| >= tau = {get_settings().tau}); abstained: the stages that could not decide. "
+                   f"|margin| >= tau = {get_settings().tau}); abstained: the stages that could not decide; open a "
+                   "criterion below the table for its arguments and every stage's attempt. "
                    "The turn's confidence is (1 + the smallest margin over decided criteria) / 2: the chance the "
                    "verdict is right when margins are calibrated (0.5 when undecided).")
-        for i, tr in enumerate(v.traces, start=1):
-            c = tr.criterion
-            with st.expander(f"{i}. {c.type.value} {render.md(c.text or c.id)} -> {table.decision_text(tr.final.decision)} "
-                             f"by {tr.final.stage.value}"):
-                st.markdown(f"**args** {render.code(json.dumps(c.args, ensure_ascii=False, default=str))}",
-                            unsafe_allow_html=True)
-                for a in tr.attempts:
-                    line = f"- **{a.stage.value}**: {a.decision.value}, margin {a.margin:.3f}"
-                    if a.rationale:
-                        line += f" — {render.md(a.rationale)}"
-                    if a.evidence:
-                        line += f" (evidence: {render.md(a.evidence)})"
-                    st.markdown(line)
-    _injection_record(t)
+    record = turn_view.injection_html(t.meta or {}, t.agent)
+    if record:
+        st.markdown(record, unsafe_allow_html=True)
     st.markdown("**Repair signals**")
     if v.repairs:
-        for r in v.repairs:
-            st.markdown(f"- **{r.type.value}** {render.code(r.criterion_id)}: {render.md(r.message)}  \n"
-                        f"  edit {render.code(json.dumps(r.edit, ensure_ascii=False, default=str))}",
-                        unsafe_allow_html=True)
+        st.markdown(turn_view.repairs_html(v), unsafe_allow_html=True)
     elif v.label == TurnLabel.FAILURE:
         st.caption("No repair signal was produced.")
     else:
         st.caption("None: nothing fired.")
-
-
-INJECTION_KEYS = ("injected", "mutation", "original_agent")
-
-
-def _injection_record(t) -> None:
-    """The turn's ``meta``: the injection record of an injected slice turn (class, mutation, original reply)."""
-    meta = t.meta or {}
-    if not meta:
-        return
-    injected = meta.get("injected")
-    title = (f"Injection record: {md_escape(injected)}" if injected and injected != "none"
-             else "Turn metadata (meta)")
-    with st.expander(title, expanded=bool(injected and injected != "none")):
-        if "original_agent" in meta and meta["original_agent"] != t.agent:
-            st.markdown(render.utterance_box("original agent reply (before injection)",
-                                             render.esc(meta["original_agent"])), unsafe_allow_html=True)
-        st.json({k: meta[k] for k in INJECTION_KEYS if k in meta} | {k: v for k, v in meta.items()
-                                                                      if k not in INJECTION_KEYS},
-                expanded=True)
 
 
 @st.fragment

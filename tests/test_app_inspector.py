@@ -1,6 +1,8 @@
 """Inspector page: deep link to a failure turn, its deciding stage and repair, filters, next/previous."""
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,6 @@ from streamlit.testing.v1 import AppTest
 from sage_core.data.types import Decision
 from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from ui import table
-from ui.render import md
 from ui.loading import load_demo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +36,17 @@ def _md(at) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
+def _trace_rows(at) -> list[tuple[bool, list[str]]]:
+    """The criterion-trace table's body rows as (shaded as a failure, cell texts), parsed from the page's HTML."""
+    block = next(m.value for m in at.markdown if 'class="sage-trace"' in m.value)
+    body = block.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    out = []
+    for tr in re.findall(r"<tr([^>]*)>(.*?)</tr>", body, re.S):
+        cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr[1], re.S)]
+        out.append(('class="fired"' in tr[0], cells))
+    return out
+
+
 def test_deep_link_opens_failure_turn_with_stage_and_repair(demo_verdicts):
     ls, verdicts = demo_verdicts
     # a gold failure that SAGE flags: pick it from the data, not by hand
@@ -43,16 +55,17 @@ def test_deep_link_opens_failure_turn_with_stage_and_repair(demo_verdicts):
     at = _inspector(tid)
     assert not at.exception and not at.error
     assert at.selectbox(key="insp_turn").value == tid
-    assert f"### <code>{tid}</code>" in _md(at)  # the id in an escaped <code> element (issue 10)
-    trace = next(d.value for d in at.dataframe if "decided by" in d.value.columns)
+    assert f"<h3><code>{tid}</code></h3>" in _md(at)  # the id in an escaped <code> element (issue 10)
+    rows = _trace_rows(at)
+    assert len(rows) == len(v.traces)
     fired = [tr for tr in v.traces if tr.final.decision == Decision.TRUE]
     assert fired
-    for tr in fired:
-        row = trace[(trace["class"] == tr.criterion.type.value) & (trace["verdict"] == "failure present")]
-        assert not row.empty
-        assert tr.final.stage.value in set(row["decided by"])
+    for tr in fired:  # a shaded row names the class, "failure present" and the deciding stage
+        assert any(shaded and cells[1] == tr.criterion.type.value and cells[2] == "failure present"
+                   and cells[3] == tr.final.stage.value for shaded, cells in rows)
+    assert all(shaded == (cells[2] == "failure present") for shaded, cells in rows)
     for r in v.repairs:
-        assert md(r.message) in _md(at)  # shown Markdown-escaped (issue 10)
+        assert html.escape(r.message) in _md(at)  # shown HTML-escaped (issue 10)
     assert "failure" in _md(at) and "Outcome" in _md(at)
 
 
@@ -61,10 +74,10 @@ def test_extracted_turn_shows_abstaining_stage_and_highlighted_span(demo_verdict
     t = next(t for t in ls.turns if t.user_values is None and any(
         tr.criterion.span and tr.criterion.evidence == "user" for tr in verdicts[t.turn_id].traces))
     at = _inspector(t.turn_id)
-    trace = next(d.value for d in at.dataframe if "decided by" in d.value.columns)
+    rows = [cells for _, cells in _trace_rows(at)]
     # S1 decides only annotated evidence: on an unannotated turn it abstains and S2 decides
-    assert (trace["abstained"].str.contains("S1")).any()
-    assert {"S2-symbolic", "S2-encoder"} & set(trace["decided by"])
+    assert any("S1" in cells[5] for cells in rows)
+    assert {"S2-symbolic", "S2-encoder"} & {cells[3] for cells in rows}
     assert 'class="sage-span"' in _md(at)
     assert "the compiler extracted the evidence" in "\n".join(c.value for c in at.caption)
 

@@ -48,3 +48,37 @@ def test_content_hash_changes_with_turns_and_schema():
     spec = next(iter(ls.registry))
     spec.required = spec.required[:-1]
     assert content_hash(ls.turns, ls.registry) != h
+
+
+def test_turn_view_escapes_every_piece_of_text():
+    """The Inspector's turn view (header, trace, stage attempts, repairs, meta) puts no user text into the page
+    as markup: a hostile value, id, reply and meta entry come out escaped."""
+    import dataclasses
+
+    from sage_core import UserValue
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+    from ui import turn_view
+
+    ls = load_demo()
+    t = next(t for t in ls.turns if t.gold.label == "failure" and t.user_values)
+    evil = "<img src=x onerror=alert(1)>"
+    u = t.user + " " + evil
+    bad = dataclasses.replace(t, user=u, user_values=[UserValue("party_size", evil, (len(u) - len(evil), len(u)))],
+                              meta={"injected": "IUV", "original_agent": evil, "note": evil,
+                                    "reference": {"reward": 0.0}})
+    v = Evaluator(ls.registry, CascadeConfig.named("sage-core", s2_backend="offline")).evaluate([bad])[0]
+    assert v.predicted_failure and v.repairs and v.traces
+    parts = [turn_view.header_html(evil, evil, evil, v.label.value, v.confidence, evil, evil),
+             turn_view.trace_html(v), turn_view.attempts_html(v), turn_view.repairs_html(v),
+             turn_view.injection_html(bad.meta, bad.agent)]
+    for p in parts:
+        assert "<img" not in p and "<script" not in p
+    assert any("&lt;img src=x onerror=alert(1)&gt;" in p for p in parts[1:4])  # the value reached the trace
+    assert parts[0].count("&lt;img") == 5
+    rec = parts[4]
+    assert rec.startswith('<details class="sage-att" open>') and "Injection record: IUV" in rec
+    assert "reward" in rec  # the lead's view: every meta entry, escaped
+    other = turn_view.injection_html({"note": evil}, bad.agent)
+    assert other.startswith('<details class="sage-att">') and "Turn metadata (meta)" in other  # collapsed
+    assert turn_view.injection_html({}, "x") == ""
+    assert turn_view.trace_html(v).count("<tr") == len(v.traces) + 1

@@ -50,7 +50,11 @@ def test_inspector_on_a_tau_bench_failure(db_url, shared_data):
     md = "\n".join(m.value for m in at.markdown)
     assert "book_reservation" in md and "passengers[0].first_name" in md
     assert "<details" in md and "[get_user_details]" in md
-    assert "gold_actions" not in md and "instruction" not in md.lower().replace("instructions", "")
+    # the benchmark's reference (reward, gold actions, the user's goal) only in the lead's collapsed meta record
+    meta_block = next(m.value for m in at.markdown if "Turn metadata (meta)" in m.value)
+    assert meta_block.startswith('<details class="sage-att"><summary>') and "gold_actions" in meta_block
+    rest = "\n".join(m.value for m in at.markdown if m.value != meta_block)
+    assert "gold_actions" not in rest and "instruction" not in rest.lower().replace("instructions", "")
 
 
 def test_audits_sample_tool_steps_blind(shared_data):

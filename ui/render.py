@@ -20,6 +20,7 @@ STYLE = """
            background:#fafafa; line-height:1.7;}
 .sage-who {font-size:0.75rem; text-transform:uppercase; color:#71717a; letter-spacing:0.05em;}
 .sage-hist {color:#52525b; font-size:0.9rem; margin:0.1rem 0;}
+.sage-wide {overflow-x:auto;}
 .sage-state {border-collapse:collapse; width:100%; font-size:0.9rem;}
 .sage-state th, .sage-state td {border-bottom:1px solid #e4e4e7; padding:0.2rem 0.5rem; text-align:left;}
 .sage-state tr.written td {background:#dcfce7;}
@@ -102,7 +103,7 @@ def state_diff_html(before: dict[str, str], after: dict[str, str]) -> str:
     slots = list(dict.fromkeys(list(before) + list(after)))
     if not slots:
         return "<p><em>(both states are empty)</em></p>"
-    rows = ['<table class="sage-state"><tr><th>slot</th><th>before (s<sub>t-1</sub>)</th>'
+    rows = ['<div class="sage-wide"><table class="sage-state"><tr><th>slot</th><th>before (s<sub>t-1</sub>)</th>'
             '<th>after (s<sub>t</sub>)</th><th>change</th></tr>']
     for s in slots:
         if s in diff.removed:
@@ -115,7 +116,7 @@ def state_diff_html(before: dict[str, str], after: dict[str, str]) -> str:
             cls, what = "", ""
         rows.append(f'<tr class="{cls}"><td><code>{esc(s)}</code></td><td>{esc(before.get(s, ""))}</td>'
                     f'<td>{esc(after.get(s, ""))}</td><td>{what}</td></tr>')
-    rows.append("</table>")
+    rows.append("</table></div>")
     return "".join(rows)
 
 
