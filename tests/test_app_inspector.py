@@ -206,3 +206,19 @@ def test_large_slice_lists_a_bounded_table_and_jumps_by_typed_id(db_url, tmp_pat
     at.text_input(key="insp_jump").set_value("no-such-turn").run()
     assert any("no-such-turn" in w.value for w in at.warning)
     assert f"<code>{demo.turns[8].turn_id}~59</code>" in _md(at)  # stays on the turn shown
+
+
+def test_turn_table_is_built_once_per_run_not_per_session(demo_verdicts):
+    """The turn table is memoised on the run (process-wide store), so a new browser session (every page load)
+    reuses it; another slice content under the same run object gets its own table."""
+    import dataclasses
+
+    from ui.runs import RunResult
+
+    ls, verdicts = demo_verdicts
+    res = RunResult(ls.content_hash, "sage-core", "offline", "offline", list(verdicts.values()), 1.0)
+    first = table.turn_table_cached(ls, res)
+    assert list(first["turn_id"]) == [t.turn_id for t in ls.turns]
+    assert table.turn_table_cached(ls, res) is first  # no rebuild
+    other = dataclasses.replace(ls, content_hash="another-slice")
+    assert table.turn_table_cached(other, res) is not first

@@ -40,13 +40,14 @@ class RunResult:
     seconds: float
     metrics: Optional[dict] = None
     by_id: dict = field(default_factory=dict)
+    turn_table: Optional[tuple] = field(default=None, repr=False)  # (slice hash, frame): ui.table's memo
 
     def __post_init__(self):
         self.by_id = {v.turn_id: v for v in self.verdicts}
         # resident size estimate for the byte-bounded run store: ~2x the verdicts' JSON, from a sample
         sample = self.verdicts[:64]
         per = sum(len(json.dumps(v.to_dict())) for v in sample) / max(len(sample), 1)
-        self.approx_bytes = int(2 * per * len(self.verdicts))
+        self.approx_bytes = int(2 * per * len(self.verdicts)) + 400 * len(self.verdicts)  # + the turn table
 
     @property
     def backend_shown(self) -> str:

@@ -53,17 +53,16 @@ class Filters:
 
 
 def turn_table_cached(ls: LoadedSlice, res: RunResult) -> pd.DataFrame:
-    """``turn_table`` once per (slice, run) in this session: a 10k-turn table is not rebuilt on every rerun.
+    """``turn_table`` once per run, kept on the ``RunResult`` itself.
 
-    Kept in ``st.session_state`` (one entry), so it is released with the session.
+    Every page load in the browser is a new Streamlit session, so a session-state cache was rebuilt
+    (10k turns: ~0.2 s) on each Inspector open. The run lives in the process-wide, byte-bounded run
+    store (``ui/memory.py``); its table goes when the run does. Callers never modify the frame.
     """
-    import streamlit as st
-
-    key = (ls.content_hash, res.key, id(res))
-    hit = st.session_state.get("_turn_table")
-    if hit is None or hit[0] != key:
-        hit = (key, turn_table(ls, res))
-        st.session_state["_turn_table"] = hit
+    hit = getattr(res, "turn_table", None)
+    if hit is None or hit[0] != ls.content_hash:
+        hit = (ls.content_hash, turn_table(ls, res))
+        res.turn_table = hit
     return hit[1]
 
 
@@ -96,8 +95,9 @@ def decision_text(d: Decision) -> str:
             Decision.ABSTAIN: "abstain"}[d]
 
 
-def trace_table(v) -> pd.DataFrame:
-    """The criterion trace: each criterion, its args, who decided, who abstained."""
+def trace_rows(v) -> list[dict]:
+    """The criterion trace, one dict per criterion: its args, who decided, who abstained (plain dicts, not a
+    DataFrame: the Inspector draws them on every Next)."""
     rows = []
     for i, tr in enumerate(v.traces, start=1):
         c = tr.criterion
@@ -113,4 +113,4 @@ def trace_table(v) -> pd.DataFrame:
             "args": ", ".join(f"{k}={val}" for k, val in c.args.items()),
             "attempts": " -> ".join(f"{a.stage.value}: {a.decision.value} ({a.margin:.2f})" for a in tr.attempts),
         })
-    return pd.DataFrame(rows)
+    return rows

@@ -13,7 +13,7 @@ import json
 from typing import Optional
 
 from .render import badge, code, esc
-from .table import decision_text, trace_table
+from .table import decision_text, trace_rows
 
 STYLE = """
 <style>
@@ -57,10 +57,9 @@ def header_html(turn_id: str, workflow: str, dialogue_id: str, label: str, confi
 
 def trace_html(verdict) -> str:
     """The criterion trace as one table; a row whose failure is present is shaded."""
-    df = trace_table(verdict)
     head = "".join(f"<th>{esc(TRACE_HEADINGS.get(c, c))}</th>" for c in TRACE_COLUMNS)
     rows = []
-    for r in df.to_dict("records"):
+    for r in trace_rows(verdict):
         cls = ' class="fired"' if r["verdict"] == "failure present" else ""
         cells = []
         for c in TRACE_COLUMNS:
