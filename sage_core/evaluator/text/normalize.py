@@ -64,14 +64,20 @@ VALUE_TYPES = ("text", "time", "date", "number", "bool", "categorical")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|&")
 
 
-def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
+# The scanners below are pure functions of one text, asked about the same history utterance once per slot and
+# per criterion: each keeps its last results (an LRU memo; a hit returns the same immutable tuple).
+TEXT_MEMO = 8192
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def tokens_with_spans(text: str) -> tuple[tuple[str, int, int], ...]:
     """Lower-cased word tokens with char offsets; '&' reads as 'and', apostrophes drop."""
     out = []
     for m in _TOKEN_RE.finditer(text or ""):
         tok = m.group(0).lower()
         tok = "and" if tok == "&" else tok.replace("'", "")
         out.append((tok, m.start(), m.end()))
-    return out
+    return tuple(out)
 
 
 def tokens(text: str) -> list[str]:
@@ -192,18 +198,21 @@ def parse_number(value: str) -> Optional[float]:
 
 def iter_numbers(text: str) -> Iterator[tuple[float, Span]]:
     """Every number mention (digits or words) in text, with its span; parts of times/dates excluded."""
-    text = text or ""
+    return iter(_numbers_in(text or ""))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _numbers_in(text: str) -> tuple[tuple[float, Span], ...]:
     busy = [sp for _, sp in iter_times(text)] + [sp for _, sp in iter_dates(text)]
 
     def free(a: int, b: int) -> bool:
         return not any(a < y and x < b for x, y in busy)
 
-    for m in _DIGIT_RE.finditer(text):
-        if free(m.start(1), m.end(1)):
-            yield float(m.group(1)), (m.start(1), m.end(1))
-    for m in _NUM_WORD_RE.finditer(text):
-        if free(m.start(1), m.end(1)):
-            yield float(NUMBER_WORDS[m.group(1).lower()]), (m.start(1), m.end(1))
+    out = [(float(m.group(1)), (m.start(1), m.end(1))) for m in _DIGIT_RE.finditer(text)
+           if free(m.start(1), m.end(1))]
+    out += [(float(NUMBER_WORDS[m.group(1).lower()]), (m.start(1), m.end(1))) for m in _NUM_WORD_RE.finditer(text)
+            if free(m.start(1), m.end(1))]
+    return tuple(out)
 
 
 # --- times -----------------------------------------------------------------------
@@ -333,7 +342,12 @@ def _valid_time(idx: int, m: re.Match) -> Optional[TimeValue]:
 
 def iter_times(text: str) -> Iterator[tuple[TimeValue, Span]]:
     """Every time expression in text; earlier patterns win on overlaps."""
-    return _iter_matches(_TIME_PATTERNS, text, _valid_time)
+    return iter(_times_in(text or ""))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _times_in(text: str) -> tuple[tuple[TimeValue, Span], ...]:
+    return tuple(_iter_matches(_TIME_PATTERNS, text, _valid_time))
 
 
 @lru_cache(maxsize=4096)
@@ -431,7 +445,12 @@ def _valid_date(idx: int, m: re.Match) -> Optional[DateValue]:
 
 
 def iter_dates(text: str) -> Iterator[tuple[DateValue, Span]]:
-    return _iter_matches(_DATE_PATTERNS, text, _valid_date)
+    return iter(_dates_in(text or ""))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _dates_in(text: str) -> tuple[tuple[DateValue, Span], ...]:
+    return tuple(_iter_matches(_DATE_PATTERNS, text, _valid_date))
 
 
 @lru_cache(maxsize=4096)
