@@ -260,8 +260,11 @@ def bench_app(port: int, slice_mb: float) -> None:
             print(json.dumps({"app": f"slice {k + 1} loaded ({p.stat().st_size / 2**20:.0f} MB, {n} turns)",
                               "server_rss_mb": rss()}), flush=True)
             d.quit()
-        for wait_s in (30, 60):
-            time.sleep(wait_s if wait_s == 30 else 30)
+        # a closed tab's session is kept for Streamlit's server.disconnectedSessionTTL (120 s, for reconnects);
+        # ui/memory drops what only such sessions used within PRUNE_EVERY_S after the server discards them
+        closed = time.monotonic()
+        for wait_s in (30, 60, 150, 180):
+            time.sleep(max(0.0, closed + wait_s - time.monotonic()))
             print(json.dumps({"app": f"{wait_s} s after the last session closed", "server_rss_mb": rss(),
                               "idle_mb": idle}), flush=True)
     finally:

@@ -181,9 +181,34 @@ def register(cache: SessionBoundCache) -> SessionBoundCache:
     return cache
 
 
+def reap_expired_sessions() -> int:
+    """Let Streamlit forget closed tabs' sessions whose reconnect window has passed; returns how many went.
+
+    Streamlit keeps a closed tab's session for ``server.disconnectedSessionTTL`` (120 s) in a TTL cache that
+    reports an expired session as gone but frees it only on its next write or length query, so until another
+    browser connects, the expired session's ``st.session_state`` (a loaded slice: hundreds of MB) stayed
+    resident after our caches had dropped their entries. A length query under Streamlit's own lock reaps it.
+    Private API, like ``session_alive``: any failure leaves things as they are.
+    """
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return 0
+        mgr = Runtime.instance()._session_mgr  # noqa: SLF001
+        cache = mgr._session_storage._cache  # noqa: SLF001
+        with mgr._storage_lock:  # noqa: SLF001
+            before = len(getattr(cache, "_data", ()))
+            after = len(cache)  # reaps expired entries
+        return max(before - after, 0)
+    except Exception:  # noqa: BLE001
+        return 0
+
+
 def prune_all() -> int:
+    reaped = reap_expired_sessions()
     n = sum(c.prune() for c in list(_CACHES))
-    if n:
+    if n or reaped:
         release_heap()
     return n
 
@@ -202,5 +227,5 @@ def estimate_bytes(value: Any) -> int:
     return int(getattr(value, "approx_bytes", 1024))
 
 
-__all__ = ["SessionBoundCache", "register", "prune_all", "release_heap", "estimate_bytes", "cache_budget_bytes",
+__all__ = ["SessionBoundCache", "register", "prune_all", "reap_expired_sessions", "release_heap", "estimate_bytes", "cache_budget_bytes",
            "current_session_id", "session_alive"]
