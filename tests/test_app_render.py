@@ -82,3 +82,14 @@ def test_turn_view_escapes_every_piece_of_text():
     assert other.startswith('<details class="sage-att">') and "Turn metadata (meta)" in other  # collapsed
     assert turn_view.injection_html({}, "x") == ""
     assert turn_view.trace_html(v).count("<tr") == len(v.traces) + 1
+
+
+def test_user_line_breaks_cannot_end_an_html_block():
+    """Markdown ends an HTML block at a blank line and reads what follows as Markdown again: user text with
+    "\\n\\n" then a link or image must stay text inside the block (a real browser fetched the image before)."""
+    evil = "hello\r\n\r\n![x](http://127.0.0.1:9/x.png)\n\n[link](http://127.0.0.1:9/)"
+    for out in (render.esc(evil), render.utterance_box("user", render.esc(evil)),
+                render.history_html([Utterance("user", evil)]), render.highlight(evil, [(0, 5, "1 UV", "UV")]),
+                render.state_diff_html({"a": evil}, {"a": evil + "!"})):
+        assert "\n" not in out and "\r" not in out
+    assert render.esc("a\nb") == "a&#10;b"  # still a line break for the browser (shown under pre-wrap)

@@ -33,8 +33,17 @@ mark.sage-span sup {font-size:0.65rem; margin-left:2px; color:#3f3f46;}
 """
 
 
+_LINE_BREAKS = str.maketrans({"\n": "&#10;", "\r": "&#13;"})
+
+
 def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """``text`` as HTML text or attribute value, for ``st.markdown(..., unsafe_allow_html=True)``.
+
+    Line breaks become character references: Markdown ends an HTML block at a blank line, so a raw
+    "\\n\\n" in user text would hand what follows back to Markdown (links, images the browser fetches).
+    The browser still reads them as line breaks (whitespace in text, new lines under ``white-space: pre-wrap``).
+    """
+    return html.escape(str(text), quote=True).translate(_LINE_BREAKS)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>!#|~$])")

@@ -19,8 +19,9 @@ STYLE = """
 <style>
 .sage-tool {margin:0.15rem 0; font-size:0.88rem;}
 .sage-tool summary {cursor:pointer; color:#3f3f46;}
-.sage-tool pre {white-space:pre-wrap; word-break:break-word; max-height:18rem; overflow:auto; background:#f4f4f5;
-                padding:0.4rem; border-radius:4px; font-size:0.8rem;}
+.sage-tool .sage-pre {white-space:pre-wrap; font-family:monospace; word-break:break-word; max-height:18rem;
+                      overflow:auto; background:#f4f4f5;
+                      padding:0.4rem; border-radius:4px; font-size:0.8rem;}
 .sage-call {color:#1e3a8a; font-family:monospace; font-size:0.85rem;}
 .sage-err {color:#b91c1c; font-weight:600;}
 .sage-scroll {max-height:30rem; overflow-y:auto; display:flex; flex-direction:column-reverse;}
@@ -44,7 +45,7 @@ def _pretty(text: str) -> str:
 def _output_block(name: str, text: str, error: bool) -> str:
     head = f'<b>[{esc(name)}]</b> ' + ('<span class="sage-err">error</span> ' if error else "") + \
         f'output ({len(text)} chars)'
-    return f'<details class="sage-tool"><summary>{head}</summary><pre>{esc(_pretty(text))}</pre></details>'
+    return f'<details class="sage-tool"><summary>{head}</summary><div class="sage-pre">{esc(_pretty(text))}</div></details>'
 
 
 def history_html(history: Sequence[Utterance]) -> str:

@@ -33,7 +33,7 @@ STYLE = """
 .sage-att summary {cursor:pointer;}
 .sage-att ul {margin:0.2rem 0 0.4rem 0;}
 .sage-json {white-space:pre-wrap; word-break:break-word; background:#f4f4f5; padding:0.5rem; border-radius:4px;
-            font-size:0.8rem; max-height:24rem; overflow:auto;}
+            font-family:monospace; font-size:0.8rem; max-height:24rem; overflow:auto;}
 </style>
 """
 
@@ -119,7 +119,8 @@ def injection_html(meta: dict, agent: str) -> str:
                  f'{esc(meta["original_agent"])}</div>')
     ordered = {k: meta[k] for k in INJECTION_KEYS if k in meta} | {k: v for k, v in meta.items()
                                                                     if k not in INJECTION_KEYS}
-    body += f'<pre class="sage-json">{esc(json.dumps(ordered, indent=2, ensure_ascii=False, default=str))}</pre>'
+    # a div, not <pre>: Streamlit swaps <pre> for its own block without the class (and the line breaks)
+    body += f'<div class="sage-json">{esc(json.dumps(ordered, indent=2, ensure_ascii=False, default=str))}</div>'
     opened = " open" if injected and injected != "none" else ""
     return f'<details class="sage-att"{opened}><summary><b>{esc(title)}</b></summary>{body}</details>'
 
