@@ -227,5 +227,5 @@ def estimate_bytes(value: Any) -> int:
     return int(getattr(value, "approx_bytes", 1024))
 
 
-__all__ = ["SessionBoundCache", "register", "prune_all", "reap_expired_sessions", "release_heap", "estimate_bytes", "cache_budget_bytes",
-           "current_session_id", "session_alive"]
+__all__ = ["SessionBoundCache", "register", "prune_all", "reap_expired_sessions", "release_heap", "estimate_bytes",
+           "cache_budget_bytes", "current_session_id", "session_alive"]

@@ -59,7 +59,7 @@ def turn_table_cached(ls: LoadedSlice, res: RunResult) -> pd.DataFrame:
     (10k turns: ~0.2 s) on each Inspector open. The run lives in the process-wide, byte-bounded run
     store (``ui/memory.py``); its table goes when the run does. Callers never modify the frame.
     """
-    hit = getattr(res, "turn_table", None)
+    hit = res.turn_table
     if hit is None or hit[0] != ls.content_hash:
         hit = (ls.content_hash, turn_table(ls, res))
         res.turn_table = hit
@@ -96,8 +96,9 @@ def decision_text(d: Decision) -> str:
 
 
 def trace_rows(v) -> list[dict]:
-    """The criterion trace, one dict per criterion: its args, who decided, who abstained (plain dicts, not a
-    DataFrame: the Inspector draws them on every Next)."""
+    """The criterion trace table's rows, one dict per criterion: who decided, with what margin, who abstained
+    (plain dicts, not a DataFrame: the Inspector draws them on every Next; arguments and every stage's
+    attempt are in ``turn_view.attempts_html``)."""
     rows = []
     for i, tr in enumerate(v.traces, start=1):
         c = tr.criterion
@@ -110,7 +111,5 @@ def trace_rows(v) -> list[dict]:
             "abstained": ",".join(a.stage.value for a in tr.attempts if a.decision == Decision.ABSTAIN) or "-",
             "criterion": c.text or c.id,
             "evidence": c.evidence + (f"[{c.span[0]}:{c.span[1]}]" if c.span else ""),
-            "args": ", ".join(f"{k}={val}" for k, val in c.args.items()),
-            "attempts": " -> ".join(f"{a.stage.value}: {a.decision.value} ({a.margin:.2f})" for a in tr.attempts),
         })
     return rows

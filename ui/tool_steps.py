@@ -45,7 +45,8 @@ def _pretty(text: str) -> str:
 def _output_block(name: str, text: str, error: bool) -> str:
     head = f'<b>[{esc(name)}]</b> ' + ('<span class="sage-err">error</span> ' if error else "") + \
         f'output ({len(text)} chars)'
-    return f'<details class="sage-tool"><summary>{head}</summary><div class="sage-pre">{esc(_pretty(text))}</div></details>'
+    return (f'<details class="sage-tool"><summary>{head}</summary>'
+            f'<div class="sage-pre">{esc(_pretty(text))}</div></details>')
 
 
 def history_html(history: Sequence[Utterance]) -> str:
@@ -75,7 +76,7 @@ def call_html(turn: Turn) -> str:
     """The agent's step: the tool called (with the answer it got, collapsed) or the reply to the user."""
     st = step(turn) or {}
     if st.get("kind") != "tool_call":
-        return f'<div class="sage-hist"><b>reply to the user</b> (commits no arguments)</div>'
+        return '<div class="sage-hist"><b>reply to the user</b> (commits no arguments)</div>'
     parts = [f'<div class="sage-call"><b>{esc(st.get("tool", ""))}</b>(...)'
              + (" &middot; parallel call" if st.get("parallel") else "") + "</div>"]
     if st.get("unknown_args"):

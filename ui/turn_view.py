@@ -10,9 +10,7 @@ escaped, so tests check the markup without a browser.
 from __future__ import annotations
 
 import json
-from typing import Optional
-
-from .render import badge, code, esc
+from .render import badge, code, esc, utterance_box
 from .table import decision_text, trace_rows
 
 STYLE = """
@@ -97,31 +95,22 @@ def attempts_html(verdict) -> str:
 INJECTION_KEYS = ("injected", "mutation", "original_agent")
 
 
-def injection_title(meta: dict) -> Optional[str]:
-    """"Injection record: <class>" for an injected turn, "Turn metadata (meta)" for other metadata, else None."""
-    if not meta:
-        return None
-    injected = meta.get("injected")
-    return f"Injection record: {injected}" if injected and injected != "none" else "Turn metadata (meta)"
-
-
 def injection_html(meta: dict, agent: str) -> str:
     """The turn's ``meta`` (the injection record first), opened for an injected turn; the original reply
     in a box when injection replaced it. Collapsed otherwise: a tau-bench step's meta holds the benchmark's
     reference (reward, gold actions), which the lead may read here and annotators never receive."""
-    title = injection_title(meta)
-    if title is None:
+    if not meta:
         return ""
-    injected = meta.get("injected")
+    injected = bool(meta.get("injected")) and meta["injected"] != "none"
+    title = f"Injection record: {meta['injected']}" if injected else "Turn metadata (meta)"
     body = ""
     if "original_agent" in meta and meta["original_agent"] != agent:
-        body += (f'<div class="sage-box"><div class="sage-who">original agent reply (before injection)</div>'
-                 f'{esc(meta["original_agent"])}</div>')
+        body += utterance_box("original agent reply (before injection)", esc(meta["original_agent"]))
     ordered = {k: meta[k] for k in INJECTION_KEYS if k in meta} | {k: v for k, v in meta.items()
                                                                     if k not in INJECTION_KEYS}
     # a div, not <pre>: Streamlit swaps <pre> for its own block without the class (and the line breaks)
     body += f'<div class="sage-json">{esc(json.dumps(ordered, indent=2, ensure_ascii=False, default=str))}</div>'
-    opened = " open" if injected and injected != "none" else ""
+    opened = " open" if injected else ""
     return f'<details class="sage-att"{opened}><summary><b>{esc(title)}</b></summary>{body}</details>'
 
 
@@ -132,5 +121,5 @@ def repairs_html(verdict) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
-__all__ = ["STYLE", "header_html", "trace_html", "attempts_html", "injection_title", "injection_html",
+__all__ = ["STYLE", "header_html", "trace_html", "attempts_html", "injection_html",
            "repairs_html", "TRACE_COLUMNS"]
