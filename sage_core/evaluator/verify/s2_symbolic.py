@@ -57,6 +57,9 @@ M_UNDECIDABLE = 0.0  # nothing to check against (no user text, a symbolic code, 
 # used as a plain margin (any p) it took dev UV recall on natural slices from 1.000 to 0.922 for 6 fewer clean-turn
 # false positives in 1,500 dev turns
 VALUE_HEAD_MIN_SUPPORT = 0.8
+# the mention head overrides "nothing mentions the yes/no slot" and "no 'no preference' cue" only when it reads u_t
+# as giving a value for the slot at least this surely (chosen on SGD dev; see docs/benchmarks.md)
+MENTION_MIN = 0.5
 ANNOTATED_ACT_SCALE = 0.9  # WNF / PC: an annotated act's margin (an extracted act's is its confidence)
 
 # value comparisons ignore function words and the generic nouns of venue names ("Taj Mahal restaurant")
@@ -263,6 +266,10 @@ class GroundingBackend:
             for who, i, text in texts[:5]:
                 if who == "user" and find_dontcare(text):
                     return decide(M_DONTCARE_CUE, self.tau, f"the user expressed no preference for {slot}", "user")
+            if not ctx.user_values_for(slot):  # a value u_t gives for the slot would contradict "no preference"
+                head = self._mention_verdict(slot, value, ctx)
+                if head is not None:
+                    return head
             return decide(-M_DONTCARE_CUE_MISSING, self.tau, f"no 'no preference' cue supports {slot}=dontcare")
         default = ctx.spec.optional.get(slot)
         if default is not None and compare(default, value, vt) is True:
@@ -305,6 +312,22 @@ class GroundingBackend:
         return decide(2 * p - 1, self.tau, f"no word of {value!r} occurs; the value head reads u_t as {slot}={value!r} "
                       f"against the slot's other values with p {p:.2f}", "user", stage=Stage.S2_ENCODER)
 
+    def _mention_verdict(self, slot: str, value: str, ctx: TurnContext) -> Optional[Verdict]:
+        """A yes/no value or "no preference" said in words no keyword list has ("somewhere child-friendly",
+        "without an entry fee"): the mention head's calibrated p that u_t gives a value for the slot at all, as the
+        margin 2p - 1 (S2-encoder) when p >= ``MENTION_MIN``; None otherwise (without heads or a mention head)."""
+        if self.heads_loader is None or not (ctx.turn.user or "").strip():
+            return None
+        heads = self.heads_loader()
+        if heads is None:
+            return None
+        probs = heads.mention_probs(ctx.turn.user, [(n, sp.description) for n, sp in ctx.spec.slots.items()])
+        p = None if probs is None else probs.get(slot)
+        if p is None or p < MENTION_MIN:
+            return None
+        return decide(2 * p - 1, self.tau, f"no keyword of {slot} occurs; the mention head reads u_t as giving a value "
+                      f"for {slot} with p {p:.2f}", "user", stage=Stage.S2_ENCODER)
+
     def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
         kws = bool_keywords(ctx.spec, slot, ctx.profile)
         for who, i, text in texts:
@@ -316,6 +339,9 @@ class GroundingBackend:
                         val_true = str(value).strip().lower() in ("true", "yes")
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
+        head = self._mention_verdict(slot, value, ctx)
+        if head is not None:
+            return head
         return decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
 
 

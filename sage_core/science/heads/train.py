@@ -43,7 +43,7 @@ DEV_PRECISION = {"acts": 0.95, "slots": 0.93}
 # for the slot head; on dev the 4,000 / 2,500 of before gave CONFIRM|NOTIFY_SUCCESS recall 0.849 and requested-slot
 # recall 0.726, all of train 0.922 / 0.737 (dev precision 0.966 / 0.942)
 SIZES = {"train_replies": 25000, "train_requests": 7000, "dev_replies": 2000, "dev_requests": 1000,
-         "train_values": 4000, "dev_values": 2000}
+         "train_values": 4000, "dev_values": 2000, "train_mentions": 12000, "dev_mentions": 3000}
 
 
 @dataclass
@@ -155,6 +155,47 @@ def value_strings(groups) -> list[str]:
     out = {u for u, _, _, _ in groups}
     for _, slot, desc, cands in groups:
         out.update(value_claim(slot, desc, c) for c in cands)
+    return sorted(out)
+
+
+# slot-mention rows: a user utterance, the slots of its service, and the slots its annotated INFORM acts give a value
+# for (any value: "dontcare", yes / no, a value said in other words). Every user turn of the split is a candidate;
+# the same utterance in two dialogues with different labels stays (the head learns the rate).
+def collect_mentions(folder: Path, n_turns: int, seed: int) -> list[tuple[str, tuple, frozenset]]:
+    """(u_t, ((slot, description), ...), informed slots) rows of one split, seeded."""
+    turns, reg = _load(folder)
+    rows = set()
+    for t in turns:
+        user = (t.user or "").strip()
+        if not user or t.user_values is None:
+            continue
+        spec = reg.get(t.workflow)
+        slots = tuple(sorted((s, spec.slots[s].description) for s in spec.slots))
+        rows.add((user, slots, frozenset(uv.slot for uv in t.user_values if uv.slot in spec.slots)))
+    rows = sorted(rows, key=lambda r: (r[0], r[1], sorted(r[2])))
+    random.Random(seed).shuffle(rows)
+    return sorted(rows[:n_turns], key=lambda r: (r[0], r[1], sorted(r[2])))
+
+
+def mention_pairs(rows, emb: dict, seed: int, augment: bool):
+    """Pair features, labels and row ids of the mention head (slot renderings varied in training, as for the slot
+    head)."""
+    rng = random.Random(seed)
+    X, y, ids = [], [], []
+    for g, (user, slots, said) in enumerate(rows):
+        texts = [(_renderings(n, d)[rng.choices((0, 1, 2), weights=(6, 2, 2))[0]] if augment else slot_text(n, d))
+                 for n, d in slots]
+        X.append(pair_features(emb[user], np.stack([emb[t] for t in texts])))
+        y.extend(int(n in said) for n, _ in slots)
+        ids.extend([g] * len(slots))
+    return np.concatenate(X).astype(np.float64), np.asarray(y), ids
+
+
+def mention_strings(rows) -> list[str]:
+    out = {u for u, _, _ in rows}
+    for _, slots, _ in rows:
+        for n, d in slots:
+            out.update(_renderings(n, d))
     return sorted(out)
 
 
@@ -369,6 +410,11 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     emb.update({k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS)
                 for k, v in embed(value_strings(vtrain + vdev)).items()})
     values = fit_value_head(vtrain, vdev, emb, log)
+    mtrain = collect_mentions(sgd / "train", sizes["train_mentions"], SEED)
+    mdev = collect_mentions(sgd / "dev", sizes["dev_mentions"], SEED + 1)
+    emb.update({k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS)
+                for k, v in embed(mention_strings(mtrain + mdev)).items()})
+    mentions = fit_mention_head(mtrain, mdev, emb, log)
     log(f"slot head: {len(ys)} train pairs, rank w={np.round(rank.coef_[0], 3).tolist()} platt=({sa:.3f}, {sb:.3f}) "
         f"threshold={st} ({time.perf_counter() - t0:.1f} s)")
     return {
@@ -380,12 +426,15 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                   "rank": {"features": RANK_FEATURES, "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
                   "platt": _r((sa, sb)), "threshold": st},
         "values": values,
+        "mentions": mentions,
         "meta": {"fitted_on": "train split annotations", "chosen_and_calibrated_on": "dev split",
                  "seed": SEED, "sizes": {"train_replies": len(train.replies), "train_sentences": len(train.sentences),
                                          "dev_replies": len(dev.replies), "dev_sentences": len(dev.sentences)},
                  "act_head": {"hidden": ACT_HIDDEN, "iters": ACT_ITERS, "alpha_grid": list(ALPHA_GRID),
                               "alpha": act_alpha},
                  "slot_head": {"hidden": SLOT_HIDDEN, "iters": SLOT_ITERS, "alpha": SLOT_ALPHA},
+                 "mention_head": {"hidden": MENTION_HIDDEN, "iters": MENTION_ITERS, "alpha": MENTION_ALPHA,
+                                  "train_utterances": len(mtrain), "dev_utterances": len(mdev)},
                  "value_head": {"hidden": VALUE_HIDDEN, "iters": VALUE_ITERS, "alpha": VALUE_ALPHA,
                                 "train_groups": len(vtrain), "dev_groups": len(vdev)},
                  "dev_precision_for_thresholds": DEV_PRECISION},
@@ -417,6 +466,27 @@ def fit_value_head(vtrain, vdev, emb: dict, log: Callable[[str], None]) -> dict:
             "mlp": {kk: _r(v) for kk, v in params.items()},
             "rank": {"features": list(VALUE_RANK_FEATURES), "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
             "platt": _r((a, b))}
+
+
+MENTION_HIDDEN, MENTION_ITERS, MENTION_ALPHA = 64, 30, 1e-3
+
+
+def fit_mention_head(mtrain, mdev, emb: dict, log: Callable[[str], None]) -> dict:
+    """The slot-mention head: a pair MLP on (u_t, slot_text) fitted on train, Platt scaling on dev."""
+    X, y, _ = mention_pairs(mtrain, emb, SEED, augment=True)
+    Xd, yd, _ = mention_pairs(mdev, emb, SEED, augment=False)
+    params = _mlp_params(_mlp(X, y, MENTION_ALPHA, MENTION_HIDDEN, MENTION_ITERS))
+    zd = mlp_logits(params, Xd)[:, 0]
+    a, b = _platt(zd, yd)
+    p = sigmoid(a * zd + b)
+    pr = {t: tuple(round(float(x), 3) for x in prf_from_counts(np.sum((p >= t) & (yd == 1)),
+                                                               np.sum((p >= t) & (yd == 0)),
+                                                               np.sum((p < t) & (yd == 1))))
+          for t in (0.5, 0.8, 0.9)}
+    log(f"mention head: {len(mtrain)} train utterances ({len(y)} pairs, {int(y.sum())} positive), {len(mdev)} dev; "
+        f"platt=({a:.3f}, {b:.3f}); dev log-loss {_logloss(p, yd):.4f}; dev P/R/F1 at 0.5 / 0.8 / 0.9: {pr}")
+    return {"features": "u*v, |u-v|, cos(u, v); u = user utterance, v = slot_text(name, description)",
+            "mlp": {kk: _r(v) for kk, v in params.items()}, "platt": _r((a, b))}
 
 
 def write_heads(artifact: dict, out: Path) -> None:

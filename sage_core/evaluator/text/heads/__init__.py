@@ -1,6 +1,6 @@
 """Learned, schema-driven heads on the frozen all-MiniLM-L6-v2 encoder (applied with numpy).
 
-Three small heads (one hidden ReLU layer each, scikit-learn MLPs), trained by ``python -m sage_core train-heads``
+Four small heads (one hidden ReLU layer each, scikit-learn MLPs), trained by ``python -m sage_core train-heads``
 and committed as ``heads.json`` beside this file (plain JSON weights: no pickle, loaded offline):
 
 - **act head**: the embedding of an agent reply (or sentence) -> one probability per dialogue act (REQUEST,
@@ -11,6 +11,9 @@ and committed as ``heads.json`` beside this file (plain JSON weights: no pickle,
   renamed / paraphrased schemas and slots outside the current intent are scored the same way; a listwise
   logistic stage then weighs each slot's score against the other slots of the schema and the sentence's
   request score (``rank_features``). Each clause of a multi-part question is scored as well (``request_units``);
+- **slot-mention head** (optional in the file): u_t against every slot of the schema (``slot_text``): p(u_t gives
+  a value for the slot at all), whatever the value; Platt-calibrated. Used by S2's UV check for yes/no slots and
+  "no preference" values said in words no keyword list has (``verify.s2_symbolic.MENTION_MIN``);
 - **value-support head** (optional in the file): u_t against every value of a categorical slot, each as
   ``value_claim`` text; a pair MLP, then a listwise logistic over the slot's values (``VALUE_RANK_FEATURES``):
   p(u_t says this value rather than another), for values no word of which occurs in the dialogue ("games" for
@@ -118,6 +121,19 @@ def request_units(text: str) -> list[str]:
     return out
 
 
+def mention_units(user: str) -> list[str]:
+    """What the mention head scores in u_t: the whole utterance, then each sentence and clause of two words or more
+    (a slot named in one sentence of three is diluted in the utterance's embedding: dev, yes/no slots, recall at
+    p >= 0.5 from 0.26 to 0.33)."""
+    user = user.strip()
+    out = [user]
+    for sent, _ in _sentences(user):
+        for unit in [sent.strip()] + clauses(sent):
+            if len(unit.split()) >= 2 and unit not in out:
+                out.append(unit)
+    return out
+
+
 def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """Features of (sentence, slot) pairs: u*v, |u-v|, cosine. ``sent`` (d,) or (n, d), ``slots`` (n, d)."""
     sent = np.broadcast_to(sent, slots.shape)
@@ -210,6 +226,10 @@ class Heads:
     value_rank_w: Optional[np.ndarray] = None
     value_rank_b: float = 0.0
     value_platt: tuple = (1.0, 0.0)
+    # the slot-mention head (optional in the file): (u_t, slot_text) pair MLP, Platt-calibrated: p(u_t gives a value
+    # for the slot at all), whatever the value or its polarity
+    mention_mlp: Optional[dict] = None
+    mention_platt: tuple = (1.0, 0.0)
     # per-process memos (bounded LRU): the slot matrix of each schema, and the act logits of recent texts
     # (a reply is scored by act_probs, again by requested() when it has no "?", and as its own question
     # sentence). Same inputs, same float64 products: the memos change no number.
@@ -297,6 +317,21 @@ class Heads:
         r = rank_features(z, [0] * len(z), [0.0] * len(z))[0, :len(VALUE_RANK_FEATURES)]
         sc = float(r @ self.value_rank_w + self.value_rank_b)
         return round(float(sigmoid(np.asarray(self.value_platt[0] * sc + self.value_platt[1]))), 6)
+
+    def mention_probs(self, user: str, slots: list[tuple[str, str]]) -> Optional[dict[str, float]]:
+        """Calibrated p(u_t gives a value for the slot), for every (name, description) in ``slots``: whether the
+        user speaks of the slot at all ("somewhere child-friendly" speaks of good_for_kids, "I don't mind the
+        cuisine" of category), not which value. None when the file has no mention head or u_t is empty."""
+        user = (user or "").strip()
+        if self.mention_mlp is None or not user or not slots:
+            return None
+        units = mention_units(user)
+        v = self._slot_matrix(user, slots)
+        e = self._embed(units)
+        z = np.max([mlp_logits(self.mention_mlp, pair_features(e[t].astype(np.float64), v))[:, 0] for t in units],
+                   axis=0)
+        p = sigmoid(self.mention_platt[0] * z + self.mention_platt[1])
+        return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
     def asks_for_value(self, sentence: str) -> bool:
         """The act head reads the sentence as a request for a value. A question is not one when the act head
@@ -409,6 +444,17 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             raise _fail(p, f"malformed value head ({type(e).__name__}: {e})") from None
         if len(h.value_platt) != 2 or not all(math.isfinite(x) for x in (h.value_rank_b, *h.value_platt)):
             raise _fail(p, "malformed value head")
+    if d.get("mentions") is not None:
+        try:
+            md = d["mentions"]
+            h.mention_mlp = _mlp(md, 2 * DIM + 1, 1, p)
+            h.mention_platt = tuple(float(x) for x in md["platt"])
+        except SageInputError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise _fail(p, f"malformed mention head ({type(e).__name__}: {e})") from None
+        if len(h.mention_platt) != 2 or not all(math.isfinite(x) for x in h.mention_platt):
+            raise _fail(p, "malformed mention head")
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
         raise _fail(p, "malformed slot head")
     if embed is None:
@@ -417,6 +463,6 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
 
 
 __all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "request_units",
-           "clauses", "pair_features", "FORMAT",
+           "clauses", "mention_units", "pair_features", "FORMAT",
            "RANK_FEATURES", "rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]
