@@ -12,7 +12,10 @@ committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
   (multi-label) on the reply embedding, Platt-calibrated per act on dev;
 - slot head: each question sentence of a reply (the whole reply when none is a question) paired with every slot
   of its service; positive when the reply REQUESTs that slot. Slot renderings are varied in training
-  (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it.
+  (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it;
+- value-support head: u_t against each candidate value of a categorical slot s_t writes (``collect_values``);
+- slot-mention head: each user utterance paired with every slot of its service; positive when the user's annotated
+  INFORM acts give the slot a value (any value, "dontcare" and yes / no included); slot renderings varied as above.
 """
 from __future__ import annotations
 
