@@ -356,13 +356,18 @@ def test_value_head_reads_categorical_values_said_in_other_words(heads, user, sp
     assert v.stage == Stage.S2_SYMBOLIC and v.decision == Decision.TRUE
 
 
-def test_heads_file_without_value_head_keeps_the_symbolic_verdict(tmp_path, heads):
-    from sage_core.evaluator.cascade import Evaluator
+def _heads_file(tmp_path, edit) -> Path:
+    """The committed heads file after ``edit`` (a function changing its JSON in place), written under tmp_path."""
     d = json.loads(DEFAULT_HEADS_PATH.read_text())
-    d.pop("values")
+    edit(d)
     p = tmp_path / "heads.json"
     p.write_text(json.dumps(d))
-    h = load_heads(p)
+    return p
+
+
+def test_heads_file_without_value_head_keeps_the_symbolic_verdict(tmp_path, heads):
+    from sage_core.evaluator.cascade import Evaluator
+    h = load_heads(_heads_file(tmp_path, lambda d: d.pop("values")))
     assert h.value_mlp is None and h.value_support("I like games.", "kind", "Kind", ["Sports", "Music"]) is None
     t = Turn("d:1", "d", EVENTS.id, [], "Can you find some events? I'm looking for games.", "What city?", {},
              {"kind": "Sports"}, [], [])
@@ -372,10 +377,7 @@ def test_heads_file_without_value_head_keeps_the_symbolic_verdict(tmp_path, head
 
 
 def test_malformed_value_head_is_a_clear_input_error(tmp_path):
-    d = json.loads(DEFAULT_HEADS_PATH.read_text())
-    d["values"]["rank"]["w"] = [1.0]
-    p = tmp_path / "heads.json"
-    p.write_text(json.dumps(d))
+    p = _heads_file(tmp_path, lambda d: d["values"]["rank"].update(w=[1.0]))
     with pytest.raises(SageInputError) as e:
         load_heads(p)
     assert e.value.file == str(p) and "field 'w' has shape" in str(e.value)
@@ -434,11 +436,7 @@ def test_mention_head_does_not_vouch_for_dontcare_when_u_t_gives_a_value(heads):
 
 def test_heads_file_without_mention_head_keeps_the_symbolic_verdict(tmp_path, heads):
     from sage_core.evaluator.cascade import Evaluator
-    d = json.loads(DEFAULT_HEADS_PATH.read_text())
-    d.pop("mentions")
-    p = tmp_path / "heads.json"
-    p.write_text(json.dumps(d))
-    h = load_heads(p)
+    h = load_heads(_heads_file(tmp_path, lambda d: d.pop("mentions")))
     user = "Please show me attractions to visit without an entry fee."
     assert h.mention_mlp is None and h.mention_probs(user, [("free_entry", "Whether entrance is free")]) is None
     finals = _uv_final(Evaluator(WorkflowRegistry([SIGHTS]), heads=h), SIGHTS, user, {"free_entry": "True"})
@@ -446,10 +444,7 @@ def test_heads_file_without_mention_head_keeps_the_symbolic_verdict(tmp_path, he
 
 
 def test_malformed_mention_head_is_a_clear_input_error(tmp_path):
-    d = json.loads(DEFAULT_HEADS_PATH.read_text())
-    d["mentions"]["platt"] = [1.0, "x"]
-    p = tmp_path / "heads.json"
-    p.write_text(json.dumps(d))
+    p = _heads_file(tmp_path, lambda d: d["mentions"].update(platt=[1.0, "x"]))
     with pytest.raises(SageInputError) as e:
         load_heads(p)
     assert e.value.file == str(p) and "mention head" in str(e.value)
