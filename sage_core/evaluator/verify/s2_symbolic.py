@@ -58,7 +58,7 @@ M_UNDECIDABLE = 0.0  # nothing to check against (no user text, a symbolic code, 
 # false positives in 1,500 dev turns
 VALUE_HEAD_MIN_SUPPORT = 0.8
 # the mention head overrides "nothing mentions the yes/no slot" and "no 'no preference' cue" only when it reads u_t
-# as giving a value for the slot at least this surely (chosen on SGD dev; see docs/benchmarks.md)
+# as giving a value for the slot at least this surely (chosen on the dev split; see docs/benchmarks.md)
 MENTION_MIN = 0.5
 ANNOTATED_ACT_SCALE = 0.9  # WNF / PC: an annotated act's margin (an extracted act's is its confidence)
 
