@@ -182,9 +182,9 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
     sentence of the reply by the slot head, kept at or above its threshold. A rule cue that the heads do not
     confirm is kept with its rule confidence (``source="rule"``).
     """
-    from sage_core.evaluator.text.heads import single_thread_blas
+    from sage_core.evaluator.text.heads import schema_slots, single_thread_blas
     acts: list[AgentAct] = []
-    slots = [(s, spec.slots[s].description) for s in sorted(spec.slots)]
+    slots = schema_slots(spec)
     with single_thread_blas():
         probs = heads.act_probs(turn.agent)
         requested = heads.requested(turn.agent, slots)

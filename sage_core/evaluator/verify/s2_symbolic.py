@@ -267,7 +267,7 @@ class GroundingBackend:
                 if who == "user" and find_dontcare(text):
                     return decide(M_DONTCARE_CUE, self.tau, f"the user expressed no preference for {slot}", "user")
             if not ctx.user_values_for(slot):  # a value u_t gives for the slot would contradict "no preference"
-                head = self._mention_verdict(slot, value, ctx)
+                head = self._mention_verdict(slot, ctx)
                 if head is not None:
                     return head
             return decide(-M_DONTCARE_CUE_MISSING, self.tau, f"no 'no preference' cue supports {slot}=dontcare")
@@ -299,9 +299,7 @@ class GroundingBackend:
         u_t says this value rather than another of the slot's values, as the margin 2p - 1 (S2-encoder). None
         without heads, a value head, u_t text or other values to compare with."""
         sp = ctx.spec.slots[slot]
-        if self.heads_loader is None or sp.value_type != "categorical" or len(sp.possible_values) < 2:
-            return None
-        heads = self.heads_loader()
+        heads = self._heads() if sp.value_type == "categorical" and len(sp.possible_values) >= 2 else None
         if heads is None:
             return None
         from sage_core.evaluator.text.heads import value_candidates
@@ -312,16 +310,19 @@ class GroundingBackend:
         return decide(2 * p - 1, self.tau, f"no word of {value!r} occurs; the value head reads u_t as {slot}={value!r} "
                       f"against the slot's other values with p {p:.2f}", "user", stage=Stage.S2_ENCODER)
 
-    def _mention_verdict(self, slot: str, value: str, ctx: TurnContext) -> Optional[Verdict]:
+    def _heads(self):
+        """The learned heads, or None when the Evaluator runs without them."""
+        return None if self.heads_loader is None else self.heads_loader()
+
+    def _mention_verdict(self, slot: str, ctx: TurnContext) -> Optional[Verdict]:
         """A yes/no value or "no preference" said in words no keyword list has ("somewhere child-friendly",
         "without an entry fee"): the mention head's calibrated p that u_t gives a value for the slot at all, as the
         margin 2p - 1 (S2-encoder) when p >= ``MENTION_MIN``; None otherwise (without heads or a mention head)."""
-        if self.heads_loader is None or not (ctx.turn.user or "").strip():
-            return None
-        heads = self.heads_loader()
+        heads = self._heads()
         if heads is None:
             return None
-        probs = heads.mention_probs(ctx.turn.user, [(n, sp.description) for n, sp in ctx.spec.slots.items()])
+        from sage_core.evaluator.text.heads import schema_slots
+        probs = heads.mention_probs(ctx.turn.user, schema_slots(ctx.spec))  # None without a mention head or u_t
         p = None if probs is None else probs.get(slot)
         if p is None or p < MENTION_MIN:
             return None
@@ -339,7 +340,7 @@ class GroundingBackend:
                         val_true = str(value).strip().lower() in ("true", "yes")
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
-        head = self._mention_verdict(slot, value, ctx)
+        head = self._mention_verdict(slot, ctx)
         if head is not None:
             return head
         return decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")

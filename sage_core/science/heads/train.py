@@ -30,7 +30,7 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, mlp_logits, pair_features, question_sentences,
-                                           rank_features, request_units, sigmoid, slot_text)
+                                           rank_features, request_units, schema_slots, sigmoid, slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -82,7 +82,7 @@ def collect(folder: Path, n_replies: int, n_requests: int, seed: int,
         if t.agent_acts is None or not (t.agent or "").strip():
             continue
         spec = reg.get(t.workflow)
-        slots = sorted((s, spec.slots[s].description) for s in spec.slots)
+        slots = schema_slots(spec)
         req = frozenset(a.slot for a in t.agent_acts if a.act == "REQUEST" and a.slot in spec.slots)
         rows.append((t.agent.strip(), frozenset(a.act for a in t.agent_acts), tuple(slots), req))
     rows = sorted(set(rows), key=_row_key)
@@ -173,11 +173,16 @@ def collect_mentions(folder: Path, n_turns: int, seed: int) -> list[tuple[str, t
         if not user or t.user_values is None:
             continue
         spec = reg.get(t.workflow)
-        slots = tuple(sorted((s, spec.slots[s].description) for s in spec.slots))
-        rows.add((user, slots, frozenset(uv.slot for uv in t.user_values if uv.slot in spec.slots)))
-    rows = sorted(rows, key=lambda r: (r[0], r[1], sorted(r[2])))
+        rows.add((user, tuple(schema_slots(spec)), frozenset(uv.slot for uv in t.user_values if uv.slot in spec.slots)))
+    rows = sorted(rows, key=_mention_key)
     random.Random(seed).shuffle(rows)
-    return sorted(rows[:n_turns], key=lambda r: (r[0], r[1], sorted(r[2])))
+    return sorted(rows[:n_turns], key=_mention_key)
+
+
+def _mention_key(row) -> tuple:
+    """A total order on (u_t, slots, informed slots); the frozenset sorted, as in ``_row_key``."""
+    user, slots, said = row
+    return user, slots, sorted(said)
 
 
 def mention_pairs(rows, emb: dict, seed: int, augment: bool):
@@ -186,9 +191,7 @@ def mention_pairs(rows, emb: dict, seed: int, augment: bool):
     rng = random.Random(seed)
     X, y, ids = [], [], []
     for g, (user, slots, said) in enumerate(rows):
-        texts = [(_renderings(n, d)[rng.choices((0, 1, 2), weights=(6, 2, 2))[0]] if augment else slot_text(n, d))
-                 for n, d in slots]
-        X.append(pair_features(emb[user], np.stack([emb[t] for t in texts])))
+        X.append(pair_features(emb[user], np.stack([emb[t] for t in _slot_texts(slots, rng, augment)])))
         y.extend(int(n in said) for n, _ in slots)
         ids.extend([g] * len(slots))
     return np.concatenate(X).astype(np.float64), np.asarray(y), ids
@@ -206,18 +209,20 @@ def _renderings(name: str, desc: str) -> list[str]:
     return [slot_text(name, desc), slot_text("", desc) if desc else slot_text(name, ""), slot_text(name, "")]
 
 
+def _slot_texts(slots, rng: random.Random, augment: bool) -> list[str]:
+    """How each (name, description) is put to the encoder in training: as at inference, or (``augment``) varied
+    between name + description, description only and name only (6 : 2 : 2) so reworded schemas are not new."""
+    return [_renderings(n, d)[rng.choices((0, 1, 2), weights=(6, 2, 2))[0]] if augment else slot_text(n, d)
+            for n, d in slots]
+
+
 def pair_matrix(split: Split, emb: dict, seed: int, augment: bool):
     """Pair features, labels and group ids for the slot head."""
     rng = random.Random(seed)
     X, y, groups = [], [], []
     for g, sent, slots, req in split.sentences:
-        u = emb[sent]
-        texts = []
-        for n, d in slots:
-            r = _renderings(n, d)
-            texts.append(r[0] if not augment else r[rng.choices((0, 1, 2), weights=(6, 2, 2))[0]])
-        v = np.stack([emb[t] for t in texts])
-        X.append(pair_features(u, v))
+        v = np.stack([emb[t] for t in _slot_texts(slots, rng, augment)])
+        X.append(pair_features(emb[sent], v))
         y.extend(int(n in req) for n, _ in slots)
         groups.extend((g, n) for n, _ in slots)
     return np.concatenate(X).astype(np.float64), np.asarray(y), groups
@@ -332,6 +337,12 @@ def cached_embedder(path: Path) -> Callable:
 EMB_DECIMALS = 6
 
 
+def _rounded(embed: Callable, strings: list[str]) -> dict:
+    """Embeddings as the fits see them: float64 rounded to ``EMB_DECIMALS`` decimals, so float noise of the encoder
+    (~1e-15 in float64) cannot reach the fits."""
+    return {k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS) for k, v in embed(strings).items()}
+
+
 def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callable] = None,
                 log: Callable[[str], None] = lambda s: None) -> dict:
     """Fit, choose and calibrate both heads; returns the artifact as a JSON-ready dict.
@@ -359,8 +370,7 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
         from sage_core.evaluator.verify.s2_encoders import embed as _e
         embed = _e
     strings = sorted(set(_strings(train)) | set(_strings(dev)))
-    # rounded to 6 decimals: float noise of the encoder (~1e-15 in float64) cannot reach the fits
-    emb = {k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS) for k, v in embed(strings).items()}
+    emb = _rounded(embed, strings)
     log(f"embedded {len(strings)} strings ({time.perf_counter() - t0:.1f} s)")
 
     # --- act head (multi-label MLP; alpha chosen on dev log-loss) --------------------------------------
@@ -410,13 +420,11 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     st = _threshold(bp, by, DEV_PRECISION["slots"])
     vtrain = collect_values(sgd / "train", sizes["train_values"], SEED)
     vdev = collect_values(sgd / "dev", sizes["dev_values"], SEED + 1)
-    emb.update({k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS)
-                for k, v in embed(value_strings(vtrain + vdev)).items()})
+    emb.update(_rounded(embed, value_strings(vtrain + vdev)))
     values = fit_value_head(vtrain, vdev, emb, log)
     mtrain = collect_mentions(sgd / "train", sizes["train_mentions"], SEED)
     mdev = collect_mentions(sgd / "dev", sizes["dev_mentions"], SEED + 1)
-    emb.update({k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS)
-                for k, v in embed(mention_strings(mtrain + mdev)).items()})
+    emb.update(_rounded(embed, mention_strings(mtrain + mdev)))
     mentions = fit_mention_head(mtrain, mdev, emb, log)
     log(f"slot head: {len(ys)} train pairs, rank w={np.round(rank.coef_[0], 3).tolist()} platt=({sa:.3f}, {sb:.3f}) "
         f"threshold={st} ({time.perf_counter() - t0:.1f} s)")

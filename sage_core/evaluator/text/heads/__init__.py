@@ -55,6 +55,12 @@ STATEMENT_REQUEST_MIN = 0.9
 Embedder = Callable[[list[str]], dict[str, np.ndarray]]
 
 
+def schema_slots(spec) -> list[tuple[str, str]]:
+    """A workflow's slots as the slot and mention heads score them: (name, description), sorted by name. One order
+    for every caller, so the per-schema slot matrix (``Heads._slot_matrix``) is built once and shared."""
+    return [(s, spec.slots[s].description) for s in sorted(spec.slots)]
+
+
 def slot_text(name: str, description: str) -> str:
     """How a slot is put to the encoder: its name in words and its description."""
     words = re.sub(r"[_\-]+", " ", name).strip()
@@ -396,6 +402,17 @@ def _mlp(d: dict, n_in: int, n_out: int, path: Path) -> dict:
             "w2": _array(m, "w2", (hidden, n_out), path), "b2": _array(m, "b2", (n_out,), path)}
 
 
+@contextlib.contextmanager
+def _reading(path: Path, what: str):
+    """Malformed content while reading one optional head becomes a SageInputError naming the file and the head."""
+    try:
+        yield
+    except SageInputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _fail(path, f"malformed {what} ({type(e).__name__}: {e})") from None
+
+
 def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = None) -> Heads:
     """Read and check a heads artifact (default: the committed ``heads.json``); cached per path.
 
@@ -432,27 +449,19 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _fail(p, f"malformed ({type(e).__name__}: {e})") from None
     if d.get("values") is not None:
-        try:
+        with _reading(p, "value head"):
             vd = d["values"]
             h.value_mlp = _mlp(vd, 2 * DIM + 1, 1, p)
             h.value_rank_w = _array(vd["rank"], "w", (len(VALUE_RANK_FEATURES),), p)
             h.value_rank_b = float(vd["rank"]["b"])
             h.value_platt = tuple(float(x) for x in vd["platt"])
-        except SageInputError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise _fail(p, f"malformed value head ({type(e).__name__}: {e})") from None
         if len(h.value_platt) != 2 or not all(math.isfinite(x) for x in (h.value_rank_b, *h.value_platt)):
             raise _fail(p, "malformed value head")
     if d.get("mentions") is not None:
-        try:
+        with _reading(p, "mention head"):
             md = d["mentions"]
             h.mention_mlp = _mlp(md, 2 * DIM + 1, 1, p)
             h.mention_platt = tuple(float(x) for x in md["platt"])
-        except SageInputError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise _fail(p, f"malformed mention head ({type(e).__name__}: {e})") from None
         if len(h.mention_platt) != 2 or not all(math.isfinite(x) for x in h.mention_platt):
             raise _fail(p, "malformed mention head")
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
@@ -462,7 +471,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
     return h
 
 
-__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "slot_text", "question_sentences", "request_units",
+__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "schema_slots", "slot_text", "question_sentences", "request_units",
            "clauses", "mention_units", "pair_features", "FORMAT",
            "RANK_FEATURES", "rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]
