@@ -281,6 +281,29 @@ def test_first_run_on_this_machine_creates_the_lead_then_opens_the_demo(db_url, 
     assert _titles(_sign_in(again, "lea")) != ["Sign in to SAGE Studio"]
 
 
+def test_first_run_form_delivered_twice_signs_in_instead_of_failing(db_url, monkeypatch):
+    """Chromium can deliver the first-lead form twice into overlapping runs: the second finds the lead the first
+    created. With the same name and password it signs in (as the sign-in form would); otherwise it says sign in."""
+    at, other = _app(), _app()  # two browsers showing the form before any lead exists
+    assert _titles(at) == _titles(other) == ["Welcome to SAGE Studio"]
+    accounts.create_account("Lea", PW, role="lead", db=db_url)  # the first delivery, landed meanwhile
+    at.text_input(key="first_name").set_value("lea")
+    at.text_input(key="first_password").set_value(PW)
+    at.text_input(key="first_password2").set_value(PW)
+    at.button(key="first_submit").click().run()
+    assert not at.exception and not at.error
+    assert _titles(at) == ["SAGE Studio"] and any("Signed in as **Lea**" in m.value for m in at.markdown)
+    assert [(a.name, a.role) for a in accounts.list_accounts(db=db_url)] == [("Lea", "lead")]
+    # someone else's form, with another password: no sign-in, told to sign in
+    accounts.set_password("Lea", PW + "-changed", db=db_url)
+    other.text_input(key="first_name").set_value("Lea")
+    other.text_input(key="first_password").set_value(PW)
+    other.text_input(key="first_password2").set_value(PW)
+    other.button(key="first_submit").click().run()
+    assert any("a lead exists already: sign in" in e.value for e in other.error)
+    assert _titles(other) == ["Sign in to SAGE Studio"]
+
+
 def test_no_first_run_form_on_an_annotation_only_server(db_url, monkeypatch):
     monkeypatch.setenv("SAGE_ANNOTATION_ONLY", "1")
     at = _app("pages/2_Blind_annotation.py")

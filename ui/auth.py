@@ -133,6 +133,12 @@ def _do_sign_in() -> None:
     s = st.session_state
     name, password = s.get("auth_name", ""), s.get("auth_password", "")
     s["auth_password"] = ""  # never kept in the session
+    _sign_in_with(name, password)
+
+
+def _sign_in_with(name: str, password: str) -> None:
+    """Check name + password (throttled per name) and sign this session in; the reason in ``auth_error`` if not."""
+    s = st.session_state
     key = " ".join(str(name or "").split()).casefold()
     if _throttled(key):
         s["auth_error"] = (f"Too many wrong passwords for this name: wait {LOCK_S} seconds, or ask your lead "
@@ -272,11 +278,26 @@ def _do_first_lead() -> None:
     try:
         if password != again:
             raise accounts.AuditError("the two passwords differ", field="password")
-        if not first_run_allowed():  # someone else was quicker
-            raise accounts.AuditError("a lead exists already: sign in", field="name")
-        info = accounts.create_account(name, password, role="lead")
-        s[_PENDING] = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
-        s[KEY] = Identity(info.id, info.name, info.role)
+        if first_run_allowed():
+            try:
+                info = accounts.create_account(name, password, role="lead")
+            except accounts.AuditError:
+                if not accounts.count_leads():
+                    raise  # the name or password itself (too short, ...)
+                info = None  # a lead was created meanwhile: this very form, delivered twice (below)
+            if info is not None:
+                s[_PENDING] = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
+                s[KEY] = Identity(info.id, info.name, info.role)
+                return
+        # A lead exists. A real browser can deliver this form's submission twice, into two overlapping script runs
+        # (seen in Chromium: the second run found the lead the first had just created and showed "already exists"
+        # over the sign-in form). So the same name and password sign in, as the sign-in form would; anything else
+        # is told to sign in.
+        if accounts.count_leads() and password:
+            _sign_in_with(name, password)
+            if KEY in s:
+                return
+        raise accounts.AuditError("a lead exists already: sign in", field="name")
     except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
         s["auth_error"] = message(exc)
 
