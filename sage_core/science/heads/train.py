@@ -317,7 +317,7 @@ def _r(a) -> list:
 
 def cached_embedder(path: Path) -> Callable:
     """MiniLM embeddings kept in an .npz outside the repository between runs (a speed-up for re-training only)."""
-    from sage_core.evaluator.verify.s2_encoders import embed as _e
+    from sage_core.evaluator.verify.s2_encoders import embed_float64 as _e
     path = Path(path)
 
     def embed(strings: list[str]) -> dict:
@@ -367,7 +367,7 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     log(f"train: {len(train.replies)} replies, {len(train.sentences)} request-candidate sentences; "
         f"dev: {len(dev.replies)} / {len(dev.sentences)} ({time.perf_counter() - t0:.1f} s)")
     if embed is None:
-        from sage_core.evaluator.verify.s2_encoders import embed as _e
+        from sage_core.evaluator.verify.s2_encoders import embed_float64 as _e
         embed = _e
     strings = sorted(set(_strings(train)) | set(_strings(dev)))
     emb = _rounded(embed, strings)
