@@ -255,7 +255,8 @@ def issue_invite(account_id: int, secret: bytes, ttl_s: int = INVITE_TTL_S, db: 
     return f"i{body}.{_sign(secret, 'invite:' + body)}"
 
 
-def _invite_account(s: Session, token: str, secret: bytes, now: Optional[float]) -> Optional[Annotator]:
+def _invite_claims(token: str, secret: bytes, now: Optional[float]) -> Optional[tuple[int, int]]:
+    """(account id, session version) of an authentic, unexpired invitation token; None otherwise."""
     if not token or not isinstance(token, str) or len(token) > 200 or not token.startswith("i"):
         return None
     parts = token[1:].split(".")
@@ -267,8 +268,15 @@ def _invite_account(s: Session, token: str, secret: bytes, now: Optional[float])
     account_id, version, expires = (int(p) for p in parts[:3])
     if expires < (now if now is not None else time.time()):
         return None
-    a = s.get(Annotator, account_id)
-    if a is None or a.password_hash or (a.session_version or 0) != version:
+    return account_id, version
+
+
+def _invite_account(s: Session, token: str, secret: bytes, now: Optional[float]) -> Optional[Annotator]:
+    claims = _invite_claims(token, secret, now)
+    if claims is None:
+        return None
+    a = s.get(Annotator, claims[0])
+    if a is None or a.password_hash or (a.session_version or 0) != claims[1]:
         return None
     return a
 
@@ -278,6 +286,20 @@ def invite_name(token: str, secret: bytes, db: DB = None, now: Optional[float] =
     with read_session(db) as s:
         a = _invite_account(s, token, secret, now)
         return a.name if a is not None else None
+
+
+def just_redeemed_name(token: str, secret: bytes, db: DB = None, now: Optional[float] = None) -> Optional[str]:
+    """The account name of an authentic, unexpired invitation whose password was chosen with it and not changed
+    since (nor the account signed out): what a second delivery of the same invitation form meets. None otherwise.
+    It proves nothing by itself: the caller still checks the password, as a sign-in does."""
+    claims = _invite_claims(token, secret, now)
+    if claims is None:
+        return None
+    with read_session(db) as s:
+        a = s.get(Annotator, claims[0])
+        if a is None or not a.password_hash or (a.session_version or 0) != claims[1] + 1:
+            return None
+        return a.name
 
 
 def redeem_invite(token: str, password: str, secret: bytes, db: DB = None,
@@ -310,4 +332,5 @@ def sign_out(account_id: int, db: DB = None) -> None:
 __all__ = ["AccountInfo", "AuthError", "create_account", "set_password", "authenticate", "list_accounts",
            "get_account", "count_leads", "server_secret", "issue_token", "verify_token", "sign_out",
            "MIN_PASSWORD", "DEFAULT_TTL_S", "create_invited", "issue_invite", "invite_name", "redeem_invite",
+           "just_redeemed_name",
            "INVITE_TTL_S", "clear_password"]

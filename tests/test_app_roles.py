@@ -259,6 +259,40 @@ def test_invitation_link_lets_the_annotator_choose_a_password_once(people):
     assert not again.text_input  # no password form
 
 
+def test_invitation_form_delivered_twice_signs_in_instead_of_failing(people):
+    """The invitation form, like the first-lead form, can be delivered twice into overlapping runs: the second
+    meets the link the first has just used. The same password signs in; another password, or the link after the
+    account signed out, still says the link is used."""
+    lead = _sign_in(_app(), "lea")
+    lead.switch_page("pages/7_Accounts.py").run()
+    lead.text_input(key="acc_name").set_value("Nina")
+    lead.button(key="acc_create").click().run()
+    token = lead.code[0].value.split("?invite=", 1)[1]
+
+    def open_link() -> AppTest:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+        at.query_params["invite"] = token
+        at.switch_page("pages/2_Blind_annotation.py")
+        return at.run()
+
+    def submit(at: AppTest, password: str) -> AppTest:
+        at.text_input(key="inv_password").set_value(password)
+        at.text_input(key="inv_password2").set_value(password)
+        return at.button(key="inv_submit").click().run()
+
+    first, second, third, late = open_link(), open_link(), open_link(), open_link()  # all showing the form
+    assert not submit(first, "ninas own password").exception and _titles(first) == ["Blind annotation"]
+    second = submit(second, "ninas own password")  # the same submission, delivered again
+    assert not second.exception and not second.error and _titles(second) == ["Blind annotation"]
+    third = submit(third, "someone else's guess")
+    assert any("invalid, expired or already used" in e.value for e in third.error)
+    assert _titles(third) == ["Welcome to SAGE Studio"]
+    nina = accounts.authenticate("nina", "ninas own password", db=people)
+    accounts.sign_out(nina.id, db=people)  # signed out everywhere: the link is spent for good
+    late = submit(late, "ninas own password")
+    assert _titles(late) == ["Welcome to SAGE Studio"] and any("invalid, expired or already used" in e.value for e in late.error)
+
+
 def test_first_run_on_this_machine_creates_the_lead_then_opens_the_demo(db_url, monkeypatch):
     """README's `streamlit run app.py` on a fresh database: one form (loopback only), then Home on the demo."""
     at = _app()

@@ -204,7 +204,20 @@ def _do_redeem() -> None:
     try:
         if password != again:
             raise accounts.AuditError("the two passwords differ", field="password")
-        info = accounts.redeem_invite(token or "", password, _secret())
+        try:
+            info = accounts.redeem_invite(token or "", password, _secret())
+        except accounts.AuthError as used:
+            # A real browser can deliver this form twice into overlapping runs (as the first-lead form, below):
+            # the second meets the link the first has just used. The same password then signs in, throttled as
+            # the sign-in form is; anything else keeps the "already used" error.
+            name = accounts.just_redeemed_name(token or "", _secret())
+            if name is None or not password:
+                raise
+            _sign_in_with(name, password)
+            if KEY not in s:
+                raise used from None
+            st.query_params.pop("invite", None)
+            return
         s[_PENDING] = accounts.issue_token(info.id, _secret(), ttl_s=session_ttl_s())
         s[KEY] = Identity(info.id, info.name, info.role)
         st.query_params.pop("invite", None)
