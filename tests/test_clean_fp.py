@@ -169,3 +169,63 @@ def test_kind_named_in_a_question_about_the_offer_is_not_a_user_value(shared_dat
     assert values("Is it an economical restaurant?") == []  # SGD dev: the user asks about the offer
     assert values("Is that a Thai kind of place?") == []  # paraphrase
     assert values("I am looking for a Thai restaurant.") == [("category", "Thai")]
+
+
+COACH = _spec("Coach_4:FindCoach", [
+    _slot("from_location", "City the coach leaves from"),
+    _slot("to_location", "City the coach goes to"),
+    _slot("leaving_date", "Day of departure"),
+    _slot("travelers", "How many people travel", ["1", "2", "3", "4", "5"]),
+], ["from_location", "to_location", "leaving_date", "travelers"])
+SHOW = _spec("Shows_2:BuyTickets", [
+    _slot("show_name", "Name of the show"),
+    _slot("city_of_show", "City where the show takes place"),
+    _slot("number_of_tickets", "How many tickets to buy", ["1", "2", "3", "4"]),
+    _slot("date", "Day of the show"),
+], ["show_name", "city_of_show", "number_of_tickets", "date"])
+
+
+def _wnf(ev, turn, slot):
+    v = ev.evaluate_turn(turn)
+    return next((t for t in v.traces if t.criterion.type.value == "WNF" and t.criterion.args["slot"] == slot), None)
+
+
+def test_head_request_of_an_illegal_slot_next_to_a_legal_sibling_is_not_judged():
+    """The slot head tells origin from destination poorly: when the legal slot scores within LEGAL_RIVAL_GAP of the
+    illegal one it was read as, S2 abstains and names the rival; an illegal slot far from every legal one is judged."""
+    from sage_core.evaluator.verify.s2_symbolic import LEGAL_RIVAL_GAP
+    ev = Evaluator(WorkflowRegistry([COACH]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    heads = load_heads()
+    slots = [(s, COACH.slots[s].description) for s in sorted(COACH.slots)]
+    # SGD dev reply; the origin is what is missing here, the destination is known
+    rival = heads.legal_rival("Where are you going from?", "to_location", ["from_location", "leaving_date"], slots)
+    assert rival is not None and rival[0] == "from_location" and rival[1] < LEGAL_RIVAL_GAP
+    far = heads.legal_rival("How many people are travelling?", "travelers", ["from_location", "to_location"], slots)
+    assert far is not None and far[1] >= LEGAL_RIVAL_GAP
+    before = {"to_location": "Fresno"}
+    trace = _wnf(ev, _turn(COACH, "ok", "Where are you going from?", before, before), "to_location")
+    if trace is not None:  # read as the destination (the head's confusion): not judged, the rival named
+        assert trace.criterion.args["legal_rival"] == "from_location"
+        assert trace.final.decision == Decision.ABSTAIN
+        assert any("from_location" in a.rationale for a in trace.attempts if a.stage.value == "S2-symbolic")
+    assert ev.evaluate_turn(_turn(COACH, "ok", "Where are you going from?", before, before)).label.value != "failure"
+    # a real WNF far from every legal slot: asking again how many travel, when that is known
+    known = {"travelers": "2", "to_location": "Fresno"}
+    trace = _wnf(ev, _turn(COACH, "ok", "How many people are travelling?", known, known), "travelers")
+    assert trace is not None and trace.final.decision == Decision.TRUE
+    assert trace.criterion.args["legal_gap"] >= LEGAL_RIVAL_GAP
+
+
+def test_reply_that_states_the_slots_value_does_not_request_it(heads):
+    """A confirmation question restating the city ("... in Philadelphia ...: do you confirm?", SGD dev) is not a
+    request of the city, whatever the slot head reads; the same question without the city's value in the state is
+    scored as before."""
+    reply = "4 tickets for Don Broco, in Philadelphia, for day after tomorrow: do you confirm?"
+    state = {"show_name": "Don Broco", "city_of_show": "Philadelphia", "number_of_tickets": "4",
+             "date": "day after tomorrow"}
+    acts = extract_agent_acts(_turn(SHOW, "ok", reply, state, state), SHOW, heads=heads)
+    assert not [a for a in acts if a.act == "REQUEST"]
+    ask = "Which city should I look in?"
+    acts = extract_agent_acts(_turn(SHOW, "ok", ask, {"show_name": "Don Broco"}, {"show_name": "Don Broco"}), SHOW,
+                              heads=heads)
+    assert ("REQUEST", "city_of_show") in {(a.act, a.slot) for a in acts}

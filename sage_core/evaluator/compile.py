@@ -249,11 +249,17 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
             continue
         # a slot outside the workflow's schema is never in Next(W, s): the request is a WNF, not an input error
         asked.add(a.slot)
+        args = {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
+                "source": a.source, "in_schema": spec.has_slot(a.slot),
+                "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)}
+        if heads is not None and a.source == "head" and a.slot not in legal and legal:
+            # how surely the slot head told this slot from the best legal one (S2 abstains when barely)
+            from sage_core.evaluator.text.heads import schema_slots
+            rival = heads.legal_rival(turn.agent, a.slot, sorted(legal), schema_slots(spec))
+            if rival is not None:
+                args["legal_rival"], args["legal_gap"] = rival
         out.append(Criterion(
-            cid("WNF", a.slot), FailureClass.WNF,
-            {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
-             "source": a.source, "in_schema": spec.has_slot(a.slot),
-             "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)},
+            cid("WNF", a.slot), FailureClass.WNF, args,
             "agent", _slot_span(turn.agent, spec, a.slot, profile),
             f"the agent requests {a.slot}, which is not a legal next field"))
     # PC: one per turn with a confirmation / success act

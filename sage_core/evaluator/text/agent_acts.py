@@ -99,6 +99,12 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
     return scores
 
 
+def _states_value(text: str, value) -> bool:
+    """The text names this concrete state value (not a yes/no or "dontcare", not one or two characters)."""
+    v = str(value or "").strip()
+    return len(v) > 2 and v.lower() not in ("true", "false", "dontcare") and bool(find_in_text(v, text))
+
+
 def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str]] = None,
                     profile: CorpusProfile = EMPTY_PROFILE) -> list[tuple[str, float, Span]]:
     """Slots the agent asks for in ``text``: request sentences (not offers or confirmations) naming the slot."""
@@ -125,8 +131,7 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if not yesno and not asks and not REQUEST_CUES.search(sent):
             continue
         # a sentence that names a concrete state value is an offer/confirmation, not a request
-        if state and any(v and len(v) > 2 and find_in_text(v, sent) for v in state.values()
-                         if v.lower() not in ("true", "false", "dontcare")):
+        if state and any(_states_value(sent, v) for v in state.values()):
             continue
         scores = _score_sentence(sent, off, spec, candidates, bool_only=yesno, profile=profile)
         if not scores:
@@ -197,10 +202,12 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
         if cue and cue[1] >= floor:
             acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     thr = max(heads.slot_threshold, floor)
-    found = {s: p for s, p in requested.items() if p >= thr}
+    known = {**turn.state_before, **turn.state_after}
+    # a reply that states the slot's value is not asking for it ("4 tickets in Philadelphia: do you confirm?" does
+    # not request the city): the rule the keyword extractor applies per sentence (``requested_slots``)
+    found = {s: p for s, p in requested.items() if p >= thr and not _states_value(turn.agent, known.get(s))}
     for s in sorted(found, key=lambda k: (-found[k], k)):
         acts.append(AgentAct("REQUEST", s, None, found[s], source="head"))
-    known = {**turn.state_before, **turn.state_after}
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
         if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT:
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))

@@ -299,13 +299,36 @@ class Heads:
         how much the sentence reads as a request)."""
         if not slots or not sentence.strip():
             return {}
-        v = self._slot_matrix(sentence, slots)
-        u = self._embed([sentence])[sentence].astype(np.float64)
-        z = mlp_logits(self.slot_mlp, pair_features(u, v))[:, 0]
+        z = self._pair_scores(sentence, slots)
         zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
         s = rank_features(z, [0] * len(z), [zreq] * len(z)) @ self.rank_w + self.rank_b
         p = sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
+
+    def _pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
+        """The slot head's pair score (logit, before the listwise stage) of the sentence against each slot."""
+        v = self._slot_matrix(sentence, slots)
+        u = self._embed([sentence])[sentence].astype(np.float64)
+        return mlp_logits(self.slot_mlp, pair_features(u, v))[:, 0]
+
+    def legal_rival(self, text: str, slot: str, legal: Sequence[str], slots: list[tuple[str, str]]
+                    ) -> Optional[tuple[str, float]]:
+        """(the best legal slot, how far ``slot``'s pair score stands above it) in the request unit of the reply that
+        asks for ``slot`` most surely (``requested``'s units). A small gap means the sentence could as well be
+        asking for that legal slot (a sibling: drop-off for pick-up, origin for destination), which the listwise
+        stage hides by pushing every slot but the top one down. None when no unit asks, or no legal slot is in
+        ``slots``."""
+        names = [n for n, _ in slots]
+        if slot not in names or not any(n in legal for n in names):
+            return None
+        best: Optional[tuple[float, str, float]] = None
+        for sent in self._asking_units(text):
+            p = self.slot_probs(sent, slots)[slot]
+            if best is None or p > best[0]:
+                z = self._pair_scores(sent, slots)
+                rival = max((n for n in names if n in legal), key=lambda n: (float(z[names.index(n)]), n))
+                best = (p, rival, float(z[names.index(slot)] - z[names.index(rival)]))
+        return None if best is None else (best[1], round(best[2], 6))
 
     def value_support(self, user: str, slot: str, description: str, candidates: Sequence[str]) -> Optional[float]:
         """Calibrated p(u_t says ``slot`` = ``candidates[0]``) against the slot's other candidate values
@@ -361,16 +384,19 @@ class Heads:
         Only sentences that ``asks_for_value`` are scored; a reply with none scores 0 for every slot.
         """
         best: dict[str, float] = {n: 0.0 for n, _ in slots}
-        asks = any(s.rstrip().endswith("?") for s, _ in _sentences(text))
-        if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
-            return best
-        for sent in request_units(text):
-            if not self.asks_for_value(sent):
-                continue
+        for sent in self._asking_units(text):
             for n, p in self.slot_probs(sent, slots).items():
                 if p > best.get(n, -1.0):
                     best[n] = p
         return best
+
+    def _asking_units(self, text: str) -> list[str]:
+        """The request units (``request_units``) the slot head scores: none when the reply has no question and
+        does not read as a request; else those that ``asks_for_value``."""
+        asks = any(s.rstrip().endswith("?") for s, _ in _sentences(text))
+        if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
+            return []
+        return [sent for sent in request_units(text) if self.asks_for_value(sent)]
 
 
 def _fail(path: Path, why: str) -> SageInputError:
