@@ -229,3 +229,50 @@ def test_reply_that_states_the_slots_value_does_not_request_it(heads):
     acts = extract_agent_acts(_turn(SHOW, "ok", ask, {"show_name": "Don Broco"}, {"show_name": "Don Broco"}), SHOW,
                               heads=heads)
     assert ("REQUEST", "city_of_show") in {(a.act, a.slot) for a in acts}
+
+
+TUNES = _spec("Tunes_7:FindSong", [
+    _slot("artist", "Performer of the song"),
+    _slot("year", "Year the song came out", ["2010", "2011", "2012", "2013", "2014", "2015", "2016", "2017", "2018",
+                                            "2019"]),
+], ["artist"], {"year": "dontcare"})
+FLATS = _spec("Flats_5:FindFlat", [
+    _slot("area", "Town of the flat"),
+    _slot("pets_allowed", "Whether pets may live there", ["True", "False"]),
+], ["area"], {"pets_allowed": "dontcare"})
+
+
+def _uv_final(spec, user, after, history=()):
+    ev = Evaluator(WorkflowRegistry([spec]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    t = _turn(spec, user, "Here is what I found.", {}, after, history=history)
+    v = ev.evaluate_turn(t)
+    return {tr.criterion.args["slot"]: tr.final for tr in v.traces if tr.criterion.type.value == "UV"}
+
+
+def _uv_rationales(spec, user, after) -> str:
+    ev = Evaluator(WorkflowRegistry([spec]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    v = ev.evaluate_turn(_turn(spec, user, "Here is what I found.", {}, after))
+    return " ".join(a.rationale for tr in v.traces if tr.criterion.type.value == "UV" for a in tr.attempts)
+
+
+def test_a_year_said_relative_to_the_dialogue_date_is_not_judged(minilm):
+    """SGD dev: "rihanna music from seven years ago" -> year 2012. The turn does not carry the dialogue's date, so
+    S2 neither confirms nor refutes the year; a year nobody spoke of is still unsupported."""
+    fin = _uv_final(TUNES, "rihanna music from seven years ago", {"artist": "rihanna", "year": "2012"})
+    assert fin["year"].decision == Decision.ABSTAIN
+    assert "'seven years ago' in user names a year relative" in _uv_rationales(
+        TUNES, "rihanna music from seven years ago", {"artist": "rihanna", "year": "2012"})
+    fin = _uv_final(TUNES, "Look for a song from the past two years by Adele.", {"artist": "Adele", "year": "2018"})
+    assert fin["year"].decision == Decision.ABSTAIN  # paraphrase
+    fin = _uv_final(TUNES, "rihanna music please", {"artist": "rihanna", "year": "2012"})
+    assert fin["year"].decision == Decision.TRUE
+
+
+def test_yes_no_keyword_matches_its_singular_in_a_compound(minilm):
+    """SGD dev: "a pet-friendly apartment" speaks of pets_allowed (the keyword is 'pets')."""
+    user = "I'd also like assistance finding a pet-friendly apartment in that area."
+    fin = _uv_final(FLATS, user, {"area": "Concord", "pets_allowed": "True"}, history=[("agent", "Concord it is.")])
+    assert fin["pets_allowed"].decision == Decision.FALSE
+    fin = _uv_final(FLATS, "I'd also like assistance finding an apartment in that area.",
+                    {"area": "Concord", "pets_allowed": "True"}, history=[("agent", "Concord it is.")])
+    assert fin["pets_allowed"].decision != Decision.FALSE

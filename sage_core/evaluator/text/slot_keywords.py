@@ -143,8 +143,10 @@ def stem(w: str) -> str:
 
 def keyword_match(word: str, kw: str) -> bool:
     """``word`` mentions the yes/no keyword ``kw``: it starts with the keyword's first six letters ("outdoors"
-    for "outdoor") or has the same stem ("sharing the cab" for shared_ride, "smoke" for smoking_allowed)."""
-    return word.startswith(kw[:6]) or stem(word) == stem(kw)
+    for "outdoor"), has the same stem ("sharing the cab" for shared_ride, "smoke" for smoking_allowed), or is its
+    singular or plural ("a pet-friendly flat" for pets_allowed: stems of short words are the words themselves)."""
+    return (word.startswith(kw[:6]) or stem(word) == stem(kw)
+            or (len(word) >= 3 and len(kw) >= 3 and (word + "s" == kw or kw + "s" == word)))
 
 
 def bool_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[str]:

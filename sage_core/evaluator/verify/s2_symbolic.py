@@ -66,6 +66,11 @@ MENTION_MIN = 0.5
 # turns + 3 natural text-only slices of 240): 0.5 / 1 / 1.5 / 2 / 2.5 / 3 drop 3 / 7 / 10 / 11 / 12 / 13 of 30 false
 # WNFs and 0 / 0 / 0 / 0 / 1 / 2 of 79 true ones; 1.5 keeps a margin from the first loss
 LEGAL_RIVAL_GAP = 1.5
+# a year said relative to the dialogue's date ("from seven years back", "last year", "the past two years"): a value
+# written for it can be neither confirmed nor refuted from the turn (dev: 7 of 31 clean-turn UV flags)
+YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
+RELATIVE_YEAR = re.compile(r"\b(?:(?:\w+|\d+)\s+years?\s+(?:ago|back|before|earlier)|(?:last|this|past|previous|current)"
+                           r"\s+(?:\w+\s+)?years?)\b", re.I)
 ANNOTATED_ACT_SCALE = 0.9  # WNF / PC: an annotated act's margin (an extracted act's is its confidence)
 
 # value comparisons ignore function words and the generic nouns of venue names ("Taj Mahal restaurant")
@@ -290,6 +295,14 @@ class GroundingBackend:
             return decide(M_DEFAULT, self.tau, f"{value!r} is the schema default of {slot}")
         if ctx.spec.slots[slot].value_type == "bool":
             return self._uv_bool(slot, value, ctx, texts)
+        if YEAR_VALUE.fullmatch(value.strip()):
+            for who, i, text in texts:
+                rel = RELATIVE_YEAR.search(text) if who == "user" else None
+                if rel:
+                    # "from seven years back": the year depends on the dialogue's date, which a turn does not carry
+                    where = "user" if i < 0 else f"history[{i}]"
+                    return decide(M_UNDECIDABLE, self.tau, f"{rel.group(0)!r} in {where} names a year relative to "
+                                                           f"the dialogue's date, which the turn does not give", where)
         if _typed_values(value, value, vt):
             return decide(M_UNSUPPORTED, self.tau, f"the {vt} {value!r} is not expressed in u_t or history")
         # partial token overlap -> encoder decides; none at all -> unsupported
