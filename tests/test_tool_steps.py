@@ -143,6 +143,34 @@ def test_dropped_request_at_the_end_and_request_order(run):
     assert ("IUV", "dropped_request", "S2-symbolic") in fired(steps[-1])
 
 
+def test_a_decline_without_the_lookup_the_write_needs_is_a_dropped_request(run):
+    """A refusal can be right, but only once the record the policy's conditions are read from was looked up."""
+    unchecked = {"id": "unchecked", "messages": [
+        {"role": "user", "content": "Please ship my order. I don't have the order number with me."},
+        {"role": "assistant", "content": "Unfortunately, I cannot proceed without the order number."},
+        {"role": "user", "content": "Okay, bye."},
+        {"role": "assistant", "content": "Goodbye!"}]}
+    checked = {"id": "checked", "messages": [
+        {"role": "user", "content": "Hi, I'm kim_7. Please ship my order #A100."},
+        call("u", "get_user", {"user_id": "kim_7"}), out("u", USER_OUT),
+        call("o", "get_order", {"order_id": "#A100"}), out("o", ORDER_OUT),
+        {"role": "assistant", "content": "Unfortunately, this order cannot be shipped yet."},
+        {"role": "user", "content": "Okay, bye."},
+        {"role": "assistant", "content": "Goodbye!"}]}
+    res = run(unchecked, checked)
+
+    def last(dialogue):
+        t, v = max((x for x in res.values() if x[0].dialogue_id == dialogue), key=lambda x: x[0].meta["step"]["index"])
+        return next(tr for tr in v.traces if tr.criterion.args.get("rule") == "dropped_request")
+
+    tr = last("unchecked")
+    assert tr.criterion.args["refused"] and tr.criterion.args["unchecked"] == ["get_order"]
+    assert tr.final.decision.value == "true" and "get_order" in tr.final.rationale
+    tr = last("checked")  # looked up, then declined: whether the decline is right is left open
+    assert tr.criterion.args["refused"] and tr.criterion.args["unchecked"] == []
+    assert tr.final.decision.value == "abstain"
+
+
 def parallel_dialogue(cid):
     """Two lookups in one message, then a write announced and made in one message after an explicit yes."""
     return {"id": cid, "messages": [

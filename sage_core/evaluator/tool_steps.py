@@ -523,9 +523,12 @@ def _dropped_requests(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Crit
     handed_off = bool(done & set(spec.policy.handoff)) or spec.tool in spec.policy.handoff
     out = []
     for tool, (sent, refused) in sorted(user_requests(turn, spec).items()):
+        # the lookups the write needs (requires_called): a decline without them never checked the policy's conditions
+        unchecked = [alt for alt in spec.policy.prerequisites(tool) if not any(t in done for t in alt.split("|"))]
         out.append(Criterion(cid("IUV", f"request:{tool}"), FailureClass.IUV,
                              {"slot": f"request:{tool}", "value": tool, "sentence": sent, "done": tool in done,
-                              "refused": refused, "handed_off": handed_off, "confidence": MARGIN_DROPPED,
+                              "refused": refused, "handed_off": handed_off, "unchecked": unchecked,
+                              "confidence": MARGIN_DROPPED,
                               "tool_step": True, "rule": "dropped_request"},
                              "user", None, f"the user asked for {tool} ({sent!r}); the dialogue ends without it"))
     return out
@@ -804,9 +807,14 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
         m = MARGIN_PC_WEAK if a["listed_share"] >= LISTED_SHARE else -MARGIN_PC_WEAK
         return _decide(m, tau, f"implicit confirmation after a listing of {a['listed_share']:.0%}", "user")
     if a.get("rule") == "dropped_request":
+        if (a["refused"] or a["handed_off"]) and a.get("unchecked"):
+            return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); the agent "
+                                                 f"declined or handed off without ever looking up {a['unchecked']}, "
+                                                 "so it never checked whether the policy allows it", "agent")
         if a["refused"] or a["handed_off"]:
-            return _decide(0.0, tau, f"{a['value']} was not carried out, but the agent declined or handed off: "
-                                     "whether that was right needs the policy's conditions")
+            return _decide(0.0, tau, f"{a['value']} was not carried out, but the agent declined or handed off after "
+                                     "looking up what the policy's conditions need: whether that was right needs "
+                                     "those conditions")
         return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
                                              "out and the agent neither declined nor handed off", "user")
     if c.type == FailureClass.IUV:
