@@ -14,13 +14,16 @@ from sage_core.evaluator.text.lexicon import (
     ASKING,
     COMMON_CAPS,
     KIND_NOUN,
+    AMOUNT_SLOT_WORDS,
     LEAD_NO,
+    MONEY_AMOUNT,
     MONEY_WORDS,
     NAME_CUE,
     NEGATED_AFTER,
     NEGATION,
     NOT_A_KIND,
     PLACE_WORDS,
+    RANGE_END_WORDS,
     REJECTED_BEFORE,
     TYPE_LIKE,
     Span,
@@ -90,13 +93,15 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
     out = []
     runs = capitalised_runs(text)
+    # a capitalised name is never a sum ("send it to Yumi" says nothing of amount_to_send)
+    slots = [s for s in slots if not any(t in MONEY_WORDS + AMOUNT_SLOT_WORDS for t in tokens(s.replace("_", " ")))]
     place = [s for s in slots if any(t in PLACE_WORDS for t in tokens(s.replace("_", " ")))
              and not any(t in ("from", "to", "origin") for t in tokens(s.replace("_", " ")))]
     names = [s for s in slots if any(t in ("name", "title") for t in tokens(s.replace("_", " ")))]
     def having(words: tuple[str, ...]) -> list[str]:
         return [s for s in slots if any(t in words for t in tokens(s.replace("_", " ")))]
     cue_slots = {"from": having(("from", "origin")), "to": having(("to", "destination")),
-                 "by": having(("artist", "directed", "starring", "cast", "author", "singer")),
+                 "by": having(("artist", "director", "directed", "author", "singer", "composer", "writer")),
                  "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
                  "person": having(("receiver", "contact", "recipient", "friend"))}
     aliases = alias_words(profile)
@@ -118,6 +123,8 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             target = place[0]
         elif before in ("from", "to", "with", "pay", "send") and len(cue_slots["person"]) == 1:
             target = cue_slots["person"][0]
+        elif before == "by" and len(prev) == 2 and _verb_slot(prev[0], slots):  # "directed by X": the director
+            target = _verb_slot(prev[0], slots)
         elif before == "by" and len(cue_slots["by"]) == 1:
             target = cue_slots["by"][0]
         elif before in ("watch", "see") and len(cue_slots["watch"]) == 1:
@@ -141,6 +148,28 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     if km and len(kinds) == 1 and not is_question(text, (km.start(1), km.end(1))):  # "is it an economical place?"
         out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
     return out
+
+
+def _verb_slot(verb: str, slots: list[str]) -> Optional[str]:
+    """The one slot whose name shares the participle's stem ("directed" by: director; "written" by: writer)."""
+    stem = verb[:5] if len(verb) >= 6 else ""
+    hits = [s for s in slots if stem and any(t.startswith(stem) for t in tokens(s.replace("_", " ")))]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _money_values(text: str, spec: WorkflowSpec, intent: list[str], asked: dict[str, float]
+                  ) -> list[tuple[str, str, Span, float]]:
+    """A sum of money stated in u_t ("send 780 dollars"), for the one intent slot that holds an amount."""
+    slots = [s for s in intent if spec.slots[s].value_type == "text" and not spec.slots[s].possible_values
+             and any(t in AMOUNT_SLOT_WORDS for t in tokens(s.replace("_", " ")))]
+    if len(slots) != 1:
+        return []
+    for m in MONEY_AMOUNT.finditer(text):
+        span = (m.start(), m.end())
+        if is_question(text, span) or asks_about_offer(text, span):  # "is it 780 dollars?" asks, it gives nothing
+            continue
+        return [(slots[0], m.group(0).strip(), span, 0.9 if slots[0] in asked else 0.7)]
+    return []
 
 
 def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
@@ -230,8 +259,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 base = 0.45  # "that's all for today" is no date answer unless one was asked
             if len(cands) > 1 and vt in ("date", "time"):
                 cue = " ".join(tokens(text[max(0, span[0] - 16):span[0]])[-2:])
-                ends = [s for s in cands if any(t in ("end", "return", "out", "inbound", "arrival") for t in
-                                               tokens(s.replace("_", " ")))]
+                ends = [s for s in cands if any(t in RANGE_END_WORDS for t in tokens(s.replace("_", " ")))]
                 if re.search(r"\b(until|till|through|to|back on|return on|out on)$", cue) and len(ends) == 1:
                     cands, base = ends, 0.7
                 elif re.search(r"\b(from|starting|start|on|in on|leave on|leaving on)$", cue):
@@ -275,6 +303,10 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
         top = [s for s, c in asked.items() if c == max(asked.values())]
         for s in top:
             add(s, "dontcare", dc, 0.8 if len(top) == 1 else 0.55)
+    # a sum of money for the amount slot
+    for slot, val, span, conf in _money_values(text, spec, intent, asked):
+        if slot not in found:
+            add(slot, val, span, conf)
     # free text anchored by cue words ("in Portland", "album Joanne", "titled Phone home")
     text_slots = [s for s in intent if spec.slots[s].value_type == "text" and not spec.slots[s].possible_values]
     for slot, val, span, conf in _anchored_text_values(text, spec, [s for s in text_slots if s not in found], asked,

@@ -1,0 +1,62 @@
+"""User values the text gives in typed forms the schema cannot list: the two ends of a date range, a sum of money,
+a creator named after its participle ("directed by"). Sentences are SGD **dev** turns (never test); the schemas are
+our own wording, so nothing here leans on SGD's descriptions."""
+from __future__ import annotations
+
+from sage_core.data.types import Turn, Utterance
+from sage_core.evaluator.text.user_values import extract_user_values
+from sage_core.specs.workflow import SlotSpec, WorkflowSpec, infer_value_type
+
+
+def _slot(name, desc, pv=()):
+    return SlotSpec(name, desc, bool(pv), list(pv), infer_value_type(name, bool(pv), list(pv)))
+
+
+def _spec(wid, slots, required):
+    return WorkflowSpec(wid, wid.split(":")[0], wid.split(":")[1], "", {s.name: s for s in slots}, required, {})
+
+
+CAR = _spec("Autos_9:HireCar", [
+    _slot("pickup_city", "Town where the vehicle is collected"),
+    _slot("pickup_date", "Day the hire starts"),
+    _slot("pickup_time", "Hour the vehicle is collected"),
+    _slot("dropoff_date", "Day the vehicle goes back"),
+], ["pickup_city", "pickup_date", "pickup_time", "dropoff_date"])
+MONEY = _spec("Wallet_4:SendMoney", [
+    _slot("recipient", "Person who receives the money"),
+    _slot("amount_to_send", "How much money goes to the recipient"),
+], ["recipient", "amount_to_send"])
+FILMS = _spec("Cinema_8:LookUpFilms", [
+    _slot("director", "Person who made the film"),
+    _slot("starring", "An actor in the film"),
+], ["director", "starring"])
+
+
+def values(spec, user, agent_before="How can I help?"):
+    turn = Turn("d:1", "d", spec.id, [Utterance("agent", agent_before)], user, "", {}, {})
+    return {uv.slot: uv.value for uv in extract_user_values(turn, spec)}
+
+
+def test_the_two_ends_of_a_date_range_go_to_their_own_slots():
+    got = values(CAR, "I require it from Next Thursday afternoon 1:30 Until March 13th.")
+    assert got["pickup_date"] == "Next Thursday" and got["dropoff_date"] == "March 13th"
+    assert values(CAR, "Till March 5th") == {"dropoff_date": "March 5th"}
+    assert "pickup_date" in values(CAR, "I want to pick it up on the 7th of March from Sacramento, CA")
+    # without a cue the date stays unattributed rather than guessed
+    assert not {"pickup_date", "dropoff_date"} & set(values(CAR, "March 13th works."))
+
+
+def test_a_sum_of_money_is_the_amount():
+    assert values(MONEY, "Send $1,210.")["amount_to_send"] == "$1,210"
+    assert values(MONEY, "Please send 1400 bucks to Yumi.")["amount_to_send"] == "1400 bucks"
+    assert values(MONEY, "Please, transfer one thousand four hundred and seventy bucks")["amount_to_send"] == \
+        "one thousand four hundred and seventy bucks"
+    assert values(MONEY, "Please send him 780 dollars.")["amount_to_send"] == "780 dollars"
+    assert "amount_to_send" not in values(MONEY, "Is it 780 dollars?")  # asks, gives nothing
+    assert "amount_to_send" not in values(MONEY, "Send it to Yumi, please.")
+
+
+def test_directed_by_names_the_director_not_the_cast():
+    got = values(FILMS, "I'm looking for something directed by Jonathan Levine, and starring O'Shea Jackson Jr.")
+    assert got["director"] == "Jonathan Levine" and got["starring"].startswith("O'Shea Jackson")
+    assert values(FILMS, "I like movies directed by Martin Scorsese.") == {"director": "Martin Scorsese"}
