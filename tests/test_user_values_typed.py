@@ -60,3 +60,18 @@ def test_directed_by_names_the_director_not_the_cast():
     got = values(FILMS, "I'm looking for something directed by Jonathan Levine, and starring O'Shea Jackson Jr.")
     assert got["director"] == "Jonathan Levine" and got["starring"].startswith("O'Shea Jackson")
     assert values(FILMS, "I like movies directed by Martin Scorsese.") == {"director": "Martin Scorsese"}
+
+
+RIDE = _spec("Taxi_2:OrderTaxi", [
+    _slot("destination", "Where the taxi takes the riders"),
+    _slot("number_of_riders", "How many people ride", ["1", "2", "3", "4"]),
+], ["destination", "number_of_riders"])
+
+
+def test_a_street_address_is_one_value_and_its_house_number_no_count():
+    assert values(RIDE, "I am going to 5434 Ygnacio Valley Road #90")["destination"] == "5434 Ygnacio Valley Road #90"
+    got = values(RIDE, "Actually, I need to go to 1546 Maurice Lane. Just one person")
+    assert got == {"destination": "1546 Maurice Lane", "number_of_riders": "Just one"}
+    got = values(RIDE, "Can you get a cab for one to 7200 Bancroft Ave # 125C?",
+                 agent_before="How many riders, and where to?")
+    assert got["destination"] == "7200 Bancroft Ave # 125C" and got.get("number_of_riders") != "7200"

@@ -167,6 +167,24 @@ def find_dontcare(text: str) -> Optional[Span]:
     return None
 
 
+# --- street addresses ------------------------------------------------------------
+STREET_WORDS = ("street", "st", "road", "rd", "avenue", "ave", "lane", "ln", "boulevard", "blvd", "drive", "dr", "way",
+                "court", "ct", "place", "pl", "parkway", "pkwy", "highway", "hwy", "circle", "cir", "terrace",
+                "square", "sq", "plaza", "alley", "row", "trail", "expressway", "freeway")
+_STREET = "|".join(STREET_WORDS)
+# "5434 Ygnacio Valley Road #90", "7200 Bancroft Ave # 125C", "39650 Liberty Street #310", "1 Main St, Suite 4"
+STREET_ADDRESS = re.compile(
+    rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s+){{1,4}}(?i:{_STREET})\b\.?"
+    rf"(?:,?\s*(?:#\s?\w+|(?i:suite|ste\.?|unit|apt\.?|apartment)\s*#?\s?\w+))?")
+
+
+def iter_street_addresses(text: str) -> Iterator[Span]:
+    """Spans of street addresses (house number, capitalised street name, street word, unit): their numbers are no
+    counts, and the whole address is one value."""
+    for m in STREET_ADDRESS.finditer(text or ""):
+        yield m.start(), m.end() - (1 if m.group(0).endswith(".") else 0)
+
+
 # --- numbers -------------------------------------------------------------------
 _NUM_WORD_RE = re.compile(
     r"\b(" + "|".join(sorted((re.escape(w) for w in NUMBER_WORDS), key=len, reverse=True)) + r")\b",
@@ -203,7 +221,7 @@ def iter_numbers(text: str) -> Iterator[tuple[float, Span]]:
 
 @lru_cache(maxsize=TEXT_MEMO)
 def _numbers_in(text: str) -> tuple[tuple[float, Span], ...]:
-    busy = [sp for _, sp in iter_times(text)] + [sp for _, sp in iter_dates(text)]
+    busy = [sp for _, sp in iter_times(text)] + [sp for _, sp in iter_dates(text)] + list(iter_street_addresses(text))
 
     def free(a: int, b: int) -> bool:
         return not any(a < y and x < b for x, y in busy)

@@ -34,6 +34,7 @@ from sage_core.evaluator.text.normalize import (
     find_in_text,
     iter_dates,
     iter_numbers,
+    iter_street_addresses,
     iter_times,
     tokens,
     tokens_with_spans,
@@ -56,6 +57,7 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
     runs = []
     starts = {off + len(sent) - len(sent.lstrip()) for sent, off in sentences(text)}
     busy = [sp for _, sp in iter_dates(text)] + [sp for _, sp in iter_times(text)]
+    addresses = list(iter_street_addresses(text))
     for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:,\s*[A-Z]{2,3}\b|(?:\s+(?:(?:of|by|de|la|&|and)\s+)?(?:the\s+|a\s+|an\s+)?)[A-Z][\w'&.-]*)*", text):
         words, pos = [], m.start()
         for w in re.split(r"\s+", m.group(0)):
@@ -73,6 +75,11 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
         val = text[a:words[-1][1] + len(words[-1][0])].rstrip(".,!?")
         if any(a < y and x < a + len(val) for x, y in busy):
             continue
+        addr = next(((x, y) for x, y in addresses if x <= a < y), None)
+        if addr is not None:  # the whole address, house number and unit included
+            if any(r[1] == addr for r in runs):
+                continue
+            a, val = addr[0], text[addr[0]:addr[1]]
         runs.append((val, (a, a + len(val))))
     return runs
 
