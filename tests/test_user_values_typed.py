@@ -75,3 +75,14 @@ def test_a_street_address_is_one_value_and_its_house_number_no_count():
     got = values(RIDE, "Can you get a cab for one to 7200 Bancroft Ave # 125C?",
                  agent_before="How many riders, and where to?")
     assert got["destination"] == "7200 Bancroft Ave # 125C" and got.get("number_of_riders") != "7200"
+
+
+TRIP = _spec("Air_5:SearchTrips", [
+    _slot("outbound_date", "Day of the flight out"),
+    _slot("return_date", "Day of the flight back"),
+], ["outbound_date", "return_date"])
+
+
+def test_a_date_without_a_cue_does_not_hide_a_later_one_with_a_cue():
+    got = values(TRIP, "I need a flight out of Washington for the 1st of this month. I want to return on the 4th.")
+    assert got.get("return_date") == "the 4th" and "the 1st" not in got.get("return_date", "")

@@ -280,7 +280,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 if slot not in found:
                     add(slot, raw, span, conf)
             if len(cands) > 1 and not any(s in asked for s in cands):
-                break
+                continue  # this mention stays unattributed; a later one may carry its own cue
     # booleans: a slot keyword mentioned in a statement, or yes/no to a yes/no question about it
     words = tokens(text)
     for slot in intent:
