@@ -86,3 +86,16 @@ TRIP = _spec("Air_5:SearchTrips", [
 def test_a_date_without_a_cue_does_not_hide_a_later_one_with_a_cue():
     got = values(TRIP, "I need a flight out of Washington for the 1st of this month. I want to return on the 4th.")
     assert got.get("return_date") == "the 4th" and "the 1st" not in got.get("return_date", "")
+
+
+LODGE = _spec("Inns_2:BookRoom", [
+    _slot("stay_length", "Length of the visit in days"),
+    _slot("number_of_rooms", "Rooms to book", ["1", "2", "3"]),
+    _slot("star_rating", "Stars of the inn"),
+], ["stay_length", "number_of_rooms", "star_rating"])
+
+
+def test_a_count_noun_from_the_slot_description_names_the_slot():
+    assert values(LODGE, "I plan on staying for 12 days.") == {"stay_length": "12"}
+    got = values(LODGE, "I need one hotel room.")  # 'hotel' is no count noun: not a star rating
+    assert "star_rating" not in got

@@ -258,8 +258,11 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 base = 0.75 if re.match(r"(people|persons|person|us|tickets?|seats?|rooms?|adults?|passengers?|"
                                         r"nights?|days?|beds?|bedrooms?|baths?|bathrooms?|guests?|stars?)$",
                                         noun) else 0.45
+                # the count noun names the slot; a count noun may come from the slot's description ("Length of stay
+                # in days": 12 days), any other noun only from its name ("one hotel room" is no star rating)
+                min_w = 0.3 if base == 0.75 else 0.6
                 named = [s for s in slots if noun and any(k.startswith(noun[:4]) for k, w in
-                                                          slot_keywords(spec, s, profile) if w >= 0.6)]
+                                                          slot_keywords(spec, s, profile) if w >= min_w)]
                 if len(named) == 1:
                     cands, base = named, 0.8
             elif raw.lower() in ("today", "tonight", "tomorrow"):
