@@ -99,3 +99,15 @@ def test_a_count_noun_from_the_slot_description_names_the_slot():
     assert values(LODGE, "I plan on staying for 12 days.") == {"stay_length": "12"}
     got = values(LODGE, "I need one hotel room.")  # 'hotel' is no count noun: not a star rating
     assert "star_rating" not in got
+
+
+PAY = _spec("Wallet_4:MoveFunds", [
+    _slot("from_account", "Which of the user's own accounts pays", ["checking", "savings"]),
+    _slot("recipient_account", "Which account of the receiver gets the money", ["checking", "savings"]),
+], ["from_account", "recipient_account"])
+
+
+def test_a_value_two_slots_share_goes_where_its_preposition_points():
+    assert values(PAY, "Ok, I want to transfer to someone's savings.") == {"recipient_account": "savings"}
+    got = values(PAY, "Please can you send it to my Mom from my savings account to her checking account.")
+    assert got == {"from_account": "savings", "recipient_account": "checking"}

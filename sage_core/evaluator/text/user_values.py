@@ -164,6 +164,28 @@ def _verb_slot(verb: str, slots: list[str]) -> Optional[str]:
     return hits[0] if len(hits) == 1 else None
 
 
+_DIRECTION_FILLER = frozenset({"my", "her", "his", "their", "our", "your", "someone", "someones", "somebody",
+                               "somebodys", "s", "the", "a", "an", "any", "of", "one", "own"})
+_TO_SIDE = ("to", "destination", "recipient", "receiver", "payee", "return", "arrival", "inbound", "dropoff")
+
+
+def _direction_side(text: str, span: Span, slots: list[str]) -> Optional[str]:
+    """Of two or more slots that can hold the same value (account_type, recipient_account_type), the one the
+    preposition before the mention points to: "to (her) X" the to-side slot, "from (my) X" the other; None when no
+    such preposition is next to the mention or it does not single out one slot."""
+    if len(slots) < 2:
+        return None
+    before = [t for t in tokens(text[max(0, span[0] - 40):span[0]])][-4:]
+    word = next((t for t in reversed(before) if t not in _DIRECTION_FILLER), "")
+    to_side = [s for s in slots if any(t in _TO_SIDE for t in tokens(s.replace("_", " ")))]
+    other = [s for s in slots if s not in to_side]
+    if word in ("to", "into", "towards") and len(to_side) == 1:
+        return to_side[0]
+    if word == "from" and len(other) == 1:
+        return other[0]
+    return None
+
+
 def _money_values(text: str, spec: WorkflowSpec, intent: list[str], asked: dict[str, float]
                   ) -> list[tuple[str, str, Span, float]]:
     """A sum of money stated in u_t ("send 780 dollars"), for the one intent slot that holds an amount."""
@@ -219,6 +241,10 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
 
     # categorical values named in the schema
     by_value: dict[str, list[str]] = {}
+    sharing: dict[str, list[str]] = {}  # a value -> the intent slots that can hold it
+    for slot in intent:
+        for pv in spec.slots[slot].possible_values:
+            sharing.setdefault(pv.lower(), []).append(slot)
     for slot in intent + [s for s in spec.slots if s not in intent]:
         sp = spec.slots[slot]
         if sp.value_type in ("bool", "number") or not sp.possible_values:
@@ -236,6 +262,11 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 continue  # "a flexible ticket instead of a value ticket": value is what the user does not want
             if span and not is_question(text, span):
                 by_value.setdefault(pv, []).append(slot)
+                side = _direction_side(text, span, sharing.get(pv.lower(), []))
+                if side is not None:  # "from my savings ... to her checking": the preposition picks the slot
+                    if side == slot:
+                        add(slot, pv, span, base if base == 0.8 else min(base, 0.7))
+                    continue
                 for slot_, conf in attribute([s for s in by_value[pv] if s in intent] or by_value[pv], base):
                     add(slot_, pv, span, conf if base == 0.8 else min(conf, 0.7))
     # typed patterns
