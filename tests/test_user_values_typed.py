@@ -111,3 +111,26 @@ def test_a_value_two_slots_share_goes_where_its_preposition_points():
     assert values(PAY, "Ok, I want to transfer to someone's savings.") == {"recipient_account": "savings"}
     got = values(PAY, "Please can you send it to my Mom from my savings account to her checking account.")
     assert got == {"from_account": "savings", "recipient_account": "checking"}
+
+
+SPEAKERS = _spec("Sound_3:PlayTrack", [
+    _slot("output_device", "Where the track plays", ["TV", "Kitchen speaker", "Bedroom speaker"]),
+    _slot("place_kind", "Kind of place", ["Theme Park", "Water Park", "Museum"]),
+], ["output_device", "place_kind"])
+SCREEN = _spec("Films_6:FindFilm", [
+    _slot("director", "Person who made the film"),
+    _slot("actors", "Someone who plays in the film"),
+], ["director", "actors"])
+
+
+def test_a_value_named_by_the_word_that_sets_it_apart_from_its_family():
+    assert values(SPEAKERS, "Actually can you play it in my bedroom?") == {"output_device": "Bedroom speaker"}
+    assert values(SPEAKERS, "Play it on the speaker in the kitchen?")["output_device"] == "Kitchen speaker"
+    assert "place_kind" not in values(SPEAKERS, "How can I contact them?")  # 'them' is no 'Theme'
+    assert "place_kind" not in values(SPEAKERS, "Is there a park nearby?")  # 'park' is shared: no value
+
+
+def test_a_movie_with_someone_names_the_cast():
+    assert values(SCREEN, "I'd like to watch a movie with Katharine Isabelle.") == {"actors": "Katharine Isabelle"}
+    got = values(SCREEN, "I think its time for watch a movie starred by Larry Jenkins and directed by Brian De Palma.")
+    assert got == {"actors": "Larry Jenkins", "director": "Brian De Palma"}

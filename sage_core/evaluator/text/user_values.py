@@ -13,6 +13,7 @@ from sage_core.evaluator.text.lexicon import (
     ABOUT_IT,
     ASKING,
     COMMON_CAPS,
+    FUNCTION_WORDS,
     KIND_NOUN,
     AMOUNT_SLOT_WORDS,
     LEAD_NO,
@@ -48,7 +49,7 @@ from sage_core.evaluator.text.sentences import (
     sentence_start,
     sentences,
 )
-from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords, stem
 from sage_core.specs.workflow import WorkflowSpec
 
 
@@ -110,7 +111,8 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     cue_slots = {"from": having(("from", "origin")), "to": having(("to", "destination")),
                  "by": having(("artist", "director", "directed", "author", "singer", "composer", "writer")),
                  "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
-                 "person": having(("receiver", "contact", "recipient", "friend"))}
+                 "person": having(("receiver", "contact", "recipient", "friend")),
+                 "cast": having(("actors", "actor", "starring", "cast", "stars"))}
     aliases = alias_words(profile)
     for val, (a, b) in runs:
         if clean_text(val) in aliases:
@@ -130,6 +132,11 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             target = place[0]
         elif before in ("from", "to", "with", "pay", "send") and len(cue_slots["person"]) == 1:
             target = cue_slots["person"][0]
+        elif before in ("with", "starring", "featuring") and len(cue_slots["cast"]) == 1:  # "a movie with X"
+            target = cue_slots["cast"][0]
+        elif before == "by" and len(prev) == 2 and prev[0] in ("starred", "starring", "featured", "featuring") \
+                and len(cue_slots["cast"]) == 1:
+            target = cue_slots["cast"][0]
         elif before == "by" and len(prev) == 2 and _verb_slot(prev[0], slots):  # "directed by X": the director
             target = _verb_slot(prev[0], slots)
         elif before == "by" and len(cue_slots["by"]) == 1:
@@ -161,6 +168,26 @@ def _verb_slot(verb: str, slots: list[str]) -> Optional[str]:
     """The one slot whose name shares the participle's stem ("directed" by: director; "written" by: writer)."""
     stem = verb[:5] if len(verb) >= 6 else ""
     hits = [s for s in slots if stem and any(t.startswith(stem) for t in tokens(s.replace("_", " ")))]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _distinctive_value(text: str, possible: list[str]) -> Optional[tuple[str, Span]]:
+    """(value, span) when u_t names one multi-word value of the slot by the content word that sets it apart from
+    values sharing its other words ("play it in my bedroom": Bedroom speaker among TV / Kitchen speaker / Bedroom
+    speaker); None when no value, or more than one, is named so."""
+    content = {p: [t for t in tokens(p) if t not in FUNCTION_WORDS] for p in possible if p.lower() != "dontcare"}
+    hits = []
+    for p, words in content.items():
+        if len(words) < 2:
+            continue
+        others = {stem(w) for q, ws in content.items() if q != p for w in ws}
+        if not any(stem(w) in others for w in words):
+            continue  # not one of a family of values told apart by a word ("Place of Worship" shares nothing)
+        own = {w for w in words if len(w) >= 4 and stem(w) not in others}
+        forms = own | {w + "s" for w in own}  # the word or its plural, never a stem ("them" is no "Theme")
+        hit = next(((a, b) for tok, a, b in tokens_with_spans(text) if tok in forms), None)
+        if hit:
+            hits.append((p, hit))
     return hits[0] if len(hits) == 1 else None
 
 
@@ -249,6 +276,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
         sp = spec.slots[slot]
         if sp.value_type in ("bool", "number") or not sp.possible_values:
             continue
+        named_by_word = _distinctive_value(text, sp.possible_values) if slot in intent else None
         for pv in sp.possible_values:
             if pv.lower() == "dontcare":
                 continue
@@ -258,6 +286,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                     span, base = find_in_text(alias, text, "text"), 0.6
                     if span:
                         break
+            if span is None and named_by_word and named_by_word[0] == pv:
+                span, base = named_by_word[1], 0.6
             if span and REJECTED_BEFORE.search(text[max(0, span[0] - 24):span[0]]):
                 continue  # "a flexible ticket instead of a value ticket": value is what the user does not want
             if span and not is_question(text, span):
