@@ -134,3 +134,11 @@ def test_a_movie_with_someone_names_the_cast():
     assert values(SCREEN, "I'd like to watch a movie with Katharine Isabelle.") == {"actors": "Katharine Isabelle"}
     got = values(SCREEN, "I think its time for watch a movie starred by Larry Jenkins and directed by Brian De Palma.")
     assert got == {"actors": "Larry Jenkins", "director": "Brian De Palma"}
+
+
+def test_extracted_confidences_are_their_rule_levels_dev_precision():
+    from sage_core.evaluator.text.user_values import EXTRACTION_PRECISION
+    turn = Turn("d:1", "d", MONEY.id, [Utterance("agent", "How much?")], "Send $1,210.", "", {}, {})
+    raw = extract_user_values(turn, MONEY, calibrated=False)[0].confidence
+    cal = extract_user_values(turn, MONEY)[0].confidence
+    assert raw == 0.9 and cal == EXTRACTION_PRECISION[0.9] != raw and cal < 1.0  # extracted stays below annotated

@@ -2,6 +2,7 @@
 typed patterns (times, dates, numbers), booleans, dontcare and cue-anchored free text."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import lru_cache
 from typing import Optional
@@ -240,9 +241,19 @@ def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
     return out
 
 
+# How often an extracted value is right at each rule confidence the extractor assigns: the share of extracted
+# (slot, value) pairs that SGD's annotations hold, over every dev turn, text-only, smoothed as (k + 1) / (n + 2)
+# and capped at 0.95 (an extracted value stays below an annotated one's 1.0). The rule levels order the rules;
+# these are what the levels mean, and what an IUV margin scales by. Recomputed by
+# ``python benchmarks/calibrate_extraction.py`` (sgd/dev only); rule levels not listed keep their value.
+EXTRACTION_PRECISION = {0.55: 0.648, 0.6: 0.91, 0.7: 0.923, 0.75: 0.95, 0.8: 0.948, 0.9: 0.95}
+
+
 def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
-                        profile: CorpusProfile = EMPTY_PROFILE) -> list[UserValue]:
-    """Values the user supplies in u_t, attributed to slots (helped by what the agent just asked)."""
+                        profile: CorpusProfile = EMPTY_PROFILE, calibrated: bool = True) -> list[UserValue]:
+    """Values the user supplies in u_t, attributed to slots (helped by what the agent just asked); each value's
+    confidence is its rule level's dev precision (``EXTRACTION_PRECISION``), or the rule level itself when
+    ``calibrated`` is False (what the calibration script measures)."""
     text = turn.user
     asked = {s: c for s, c, _ in requested_slots(previous_agent_text(turn), spec, profile=profile)}
     intent = spec.intent_slots
@@ -395,4 +406,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 and not any(r[1][0] < b and a < r[1][1] for a, b in taken)]
         if len(runs) == 1:
             add(text_asked[0], runs[0][0], runs[0][1], 0.6)
-    return [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]
+    out = [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]
+    if calibrated:
+        out = [dataclasses.replace(uv, confidence=EXTRACTION_PRECISION.get(uv.confidence, uv.confidence)) for uv in out]
+    return out
