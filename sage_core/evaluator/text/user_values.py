@@ -12,11 +12,11 @@ from sage_core.data.types import Turn, UserValue
 from sage_core.evaluator.text.agent_acts import requested_slots
 from sage_core.evaluator.text.lexicon import (
     ABOUT_IT,
+    AMOUNT_SLOT_WORDS,
     ASKING,
     COMMON_CAPS,
     FUNCTION_WORDS,
     KIND_NOUN,
-    AMOUNT_SLOT_WORDS,
     LEAD_NO,
     MONEY_AMOUNT,
     MONEY_WORDS,
