@@ -126,7 +126,8 @@ may june july august september october november december""".split())
 
 
 MONEY_WORDS = ("amount", "price", "cost", "fare", "total", "rating", "balance")
-# slot-name words of a sum the user states (SGD train: Banks_1 ``amount``, "The amount of money to transfer")
+# slot-name words of a sum the user states (the training split's bank schema: ``amount``, "The amount of money to
+# transfer")
 AMOUNT_SLOT_WORDS = ("amount", "sum")
 _NUMBER_WORD = (r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                 r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
@@ -135,8 +136,8 @@ _CURRENCY = r"(?:dollars?|bucks|usd|euros?|pounds?)"
 # a sum of money: "$1,210", "$65.50", "780 dollars", "1400 bucks", "one thousand four hundred and seventy bucks"
 MONEY_AMOUNT = re.compile(rf"\$\s?\d[\d,]*(?:\.\d+)?(?:\s?{_CURRENCY})?|\b\d[\d,]*(?:\.\d+)?\s?{_CURRENCY}\b|"
                           rf"\b{_NUMBER_WORD}(?:[\s-]+(?:and\s+)?{_NUMBER_WORD})*\s+{_CURRENCY}\b", re.I)
-# slot-name words of the later end of a range (SGD train's date pairs: departure/return, check_in/check_out,
-# pickup/dropoff; outbound/inbound times)
+# slot-name words of the later end of a range (the training split's date pairs: departure/return,
+# check_in/check_out, pickup/dropoff; outbound/inbound times)
 RANGE_END_WORDS = ("end", "return", "out", "inbound", "arrival", "dropoff", "drop", "checkout")
 PLACE_WORDS = ("city", "location", "area", "where", "destination", "place")
 NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it|label it|title it|"

@@ -242,10 +242,10 @@ def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
 
 
 # How often an extracted value is right at each rule confidence the extractor assigns: the share of extracted
-# (slot, value) pairs that SGD's annotations hold, over every dev turn, text-only, smoothed as (k + 1) / (n + 2)
+# (slot, value) pairs that the annotations hold, over every dev-split turn, text-only, smoothed as (k + 1) / (n + 2)
 # and capped at 0.95 (an extracted value stays below an annotated one's 1.0). The rule levels order the rules;
 # these are what the levels mean, and what an IUV margin scales by. Recomputed by
-# ``python benchmarks/calibrate_extraction.py`` (sgd/dev only); rule levels not listed keep their value.
+# ``python benchmarks/calibrate_extraction.py`` (the dev split only); rule levels not listed keep their value.
 EXTRACTION_PRECISION = {0.55: 0.648, 0.6: 0.91, 0.7: 0.923, 0.75: 0.95, 0.8: 0.948, 0.9: 0.95}
 
 
