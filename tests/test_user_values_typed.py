@@ -142,3 +142,18 @@ def test_extracted_confidences_are_their_rule_levels_dev_precision():
     raw = extract_user_values(turn, MONEY, calibrated=False)[0].confidence
     cal = extract_user_values(turn, MONEY)[0].confidence
     assert raw == 0.9 and cal == EXTRACTION_PRECISION[0.9] != raw and cal < 1.0  # extracted stays below annotated
+
+
+EATERY = _spec("Dine_9:FindPlace", [
+    _slot("price_band", "How expensive", ["cheap", "moderate", "ultra high-end"]),
+    _slot("furnished", "Whether it comes furnished", ["True", "False"]),
+], ["price_band", "furnished"])
+
+
+def test_questions_about_the_offer_give_no_value():
+    for user in ["Yes, I confirm. China Delight is an ultra high-end restaurant?", "Is Zaoh an ultra high-end restaurant?",
+                 "Is this a cheap restaurant.", "Oh, and is it furnished?"]:
+        assert values(EATERY, user) == {}, user
+    assert values(EATERY, "I'd like a cheap restaurant.") == {"price_band": "cheap"}
+    assert values(EATERY, "Can you find me a cheap place? It should be furnished.") == {"price_band": "cheap",
+                                                                                     "furnished": "True"}

@@ -104,8 +104,19 @@ ASKING = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|fi
                     re.I)
 
 
-ABOUT_IT = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(is|are|does|do|did|was|has|have)\s+(it|they|the|this|that|"
-                      r"these|those|there)\b|\b(how|what|which)\b.*\b(is|are)\s+(it|they|the)\b", re.I)
+# interjections before a question ("Oh, and is it furnished?", "Okay. Is it ...")
+_LEAD = r"^\s*(?:(?:oh|ok|okay|well|great|cool|alright|hmm|um|yes|yeah|so|and|also|then|but)[,.!]?\s+)*"
+ABOUT_IT = re.compile(_LEAD + r"(?:and\s+|also\s+|so\s+)?(is|are|does|do|did|was|has|have|will)\s+(it|they|the|this|"
+                      r"that|these|those|there)\b|\b(how|what|which)\b.*\b(is|are)\s+(it|they|the)\b|"
+                      r"\bdo you (?:think|know)\b", re.I)
+# a question whose subject is a named offer: "Is Zaoh an ultra high-end restaurant?", "China Delight is an ultra
+# high-end restaurant?" (case-sensitive: the name is capitalised)
+ABOUT_NAMED = re.compile(r"^\s*(?:(?:Oh|Ok|Okay|Well|So|And|Also|Then|But|Yes|Yeah)[,.!]?\s+)*(?:(?:Is|Are|Was|Does|Do|"
+                         r"Will)\s+(?!I\b|You\b|We\b|There\b)[A-Z][\w'&-]*|(?!I\b)[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)+\s+"
+                         r"(?:is|are)\b)")
+# the form of a yes/no question about the offer, even when the user ends it with a full stop ("Is this a cheap
+# restaurant.", "Do they serve vegetarian food.")
+QUESTION_FORM = re.compile(_LEAD + r"(is|are|does|do|did|was)\s+(it|they|this|that|these|those)\b", re.I)
 # a question about the offer itself ("was that for 2 tickets?", "what is the price of one ticket?"); unlike
 # ABOUT_IT, "are there any three star hotels?" still asks for something with the value
 ABOUT_OFFER = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(?:is|are|was|were|does|do|did)\s+(?:it|they|that|this|these|"

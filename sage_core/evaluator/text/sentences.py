@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from sage_core.data.types import Turn
-from sage_core.evaluator.text.lexicon import ABOUT_IT, ABOUT_OFFER, IF_CLAUSE, Span
+from sage_core.evaluator.text.lexicon import ABOUT_IT, ABOUT_NAMED, ABOUT_OFFER, IF_CLAUSE, QUESTION_FORM, Span
 
 _SENT_RE = re.compile(r"[^.!?]*[.!?]?")
 
@@ -50,6 +50,8 @@ def asks_about_offer(text: str, span: Span) -> bool:
 def is_question(text: str, span: Span) -> bool:
     """The mention sits in a question about the offer ("is it expensive?"), so it asks rather than informs."""
     sent = sentence_of(text, span)
-    if not sent.rstrip().endswith("?") or re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I):
+    if re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I):
         return False
-    return bool(ABOUT_IT.search(sent) or IF_CLAUSE.search(sent))
+    if not sent.rstrip().endswith("?"):
+        return bool(QUESTION_FORM.search(sent))
+    return bool(ABOUT_IT.search(sent) or ABOUT_NAMED.search(sent) or IF_CLAUSE.search(sent))
