@@ -5,15 +5,7 @@ from __future__ import annotations
 
 from sage_core.data.types import Turn, Utterance
 from sage_core.evaluator.text.user_values import extract_user_values
-from sage_core.specs.workflow import SlotSpec, WorkflowSpec, infer_value_type
-
-
-def _slot(name, desc, pv=()):
-    return SlotSpec(name, desc, bool(pv), list(pv), infer_value_type(name, bool(pv), list(pv)))
-
-
-def _spec(wid, slots, required):
-    return WorkflowSpec(wid, wid.split(":")[0], wid.split(":")[1], "", {s.name: s for s in slots}, required, {})
+from tests.test_clean_fp import _slot, _spec
 
 
 CAR = _spec("Autos_9:HireCar", [

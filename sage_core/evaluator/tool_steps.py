@@ -224,8 +224,7 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
     # WNF: prerequisites
     prereq = spec.policy.prerequisites(spec.tool)
     if prereq:
-        done = {c.tool for c in ctx.calls if c.ok}
-        missing = [alt for alt in prereq if not any(t in done for t in alt.split("|"))]
+        missing = missing_prerequisites(prereq, {c.tool for c in ctx.calls if c.ok})
         out.append(Criterion(cid("WNF", spec.tool), FailureClass.WNF,
                              {"slot": spec.tool, "prerequisites": prereq, "missing": missing, "tool_step": True,
                               "rule": "prerequisite", "legal": []},
@@ -512,6 +511,11 @@ def user_requests(turn: Turn, spec: Any) -> dict[str, tuple[str, bool]]:
     return out
 
 
+def missing_prerequisites(prereq: list[str], done: set[str]) -> list[str]:
+    """The prerequisites (``a|b``: either tool) that no successful call in ``done`` satisfies."""
+    return [alt for alt in prereq if not any(t in done for t in alt.split("|"))]
+
+
 def _dropped_requests(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
     """At the dialogue's last step: every write the user asked for that no call carried out."""
     step = turn.meta["step"]
@@ -524,7 +528,7 @@ def _dropped_requests(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Crit
     out = []
     for tool, (sent, refused) in sorted(user_requests(turn, spec).items()):
         # the lookups the write needs (requires_called): a decline without them never checked the policy's conditions
-        unchecked = [alt for alt in spec.policy.prerequisites(tool) if not any(t in done for t in alt.split("|"))]
+        unchecked = missing_prerequisites(spec.policy.prerequisites(tool), done)
         out.append(Criterion(cid("IUV", f"request:{tool}"), FailureClass.IUV,
                              {"slot": f"request:{tool}", "value": tool, "sentence": sent, "done": tool in done,
                               "refused": refused, "handed_off": handed_off, "unchecked": unchecked,

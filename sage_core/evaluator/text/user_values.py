@@ -138,8 +138,8 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
         elif before == "by" and len(prev) == 2 and prev[0] in ("starred", "starring", "featured", "featuring") \
                 and len(cue_slots["cast"]) == 1:
             target = cue_slots["cast"][0]
-        elif before == "by" and len(prev) == 2 and _verb_slot(prev[0], slots):  # "directed by X": the director
-            target = _verb_slot(prev[0], slots)
+        elif before == "by" and len(prev) == 2 and (by_verb := _verb_slot(prev[0], slots)):  # "directed by X"
+            target = by_verb
         elif before == "by" and len(cue_slots["by"]) == 1:
             target = cue_slots["by"][0]
         elif before in ("watch", "see") and len(cue_slots["watch"]) == 1:
@@ -203,7 +203,7 @@ def _direction_side(text: str, span: Span, slots: list[str]) -> Optional[str]:
     such preposition is next to the mention or it does not single out one slot."""
     if len(slots) < 2:
         return None
-    before = [t for t in tokens(text[max(0, span[0] - 40):span[0]])][-4:]
+    before = tokens(text[max(0, span[0] - 40):span[0]])[-4:]
     word = next((t for t in reversed(before) if t not in _DIRECTION_FILLER), "")
     to_side = [s for s in slots if any(t in _TO_SIDE for t in tokens(s.replace("_", " ")))]
     other = [s for s in slots if s not in to_side]
