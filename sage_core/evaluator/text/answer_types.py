@@ -1,0 +1,106 @@
+"""Answer types: what kind of value a question asks for ("who" -> a person, "how many" -> a count) and what kind
+of value a slot holds, read from the slot's own name and description.
+
+The slot head's listwise stage uses their agreement as two features (``heads.RANK_FEATURES``): on services the
+encoder never saw, "To whom?" is a weak embedding match for "recipient name: name of the recipient", but it asks
+for a person and only one slot of the schema holds one. The kinds are coarse and schema-driven (no slot of any
+corpus is listed); the words were written from the training and dev schemas' slot names and descriptions, and
+the weight the features get is fitted on the training split like the rest of the head (``science.heads.train``).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Sequence
+
+# question phrases -> the kinds of value they ask for ("when" asks for a date or a time)
+QUESTION_KINDS: tuple[tuple[re.Pattern, frozenset], ...] = tuple((re.compile(p, re.I), frozenset(k)) for p, k in (
+    (r"\bhow many\b", {"COUNT"}),
+    (r"\bhow much\b", {"AMOUNT"}),
+    (r"\bhow long\b", {"DURATION", "COUNT"}),
+    (r"\b(?:what|which|at what)\s+(?:time|hour)s?\b", {"TIME"}),
+    (r"\b(?:what|which)\s+(?:date|day)s?\b", {"DATE"}),
+    (r"\bwhen\b", {"DATE", "TIME"}),
+    (r"\bwhere\b|\b(?:what|which)\s+(?:city|cities|location|area|address|place|airport|station|country|state|"
+     r"neighbou?rhood)\b", {"PLACE"}),
+    (r"\b(?:who|whom|whose)\b", {"PERSON"}),
+    (r"\b(?:what|which)\s+(?:kind|type|sort|category|class|genre|style)s?\b", {"TYPE"}),
+))
+# slot wording -> the kind of value the slot holds
+SLOT_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for p, k in (
+    (r"\b(?:date|day)\b", "DATE"),
+    (r"\b(?:time|hour)\b", "TIME"),
+    (r"\bnumber of\b|\bcount\b|\bhow many\b|^num\b", "COUNT"),
+    (r"\b(?:length|duration|how long|nights|number of days)\b", "DURATION"),
+    (r"\b(?:amount|price|cost|fare|money|balance|budget|fee|rent)\b", "AMOUNT"),
+    (r"\b(?:city|location|address|area|destination|origin|place|where|venue|airport|station|country|street)\b",
+     "PLACE"),
+    (r"\b(?:recipient|receiver|contact|person|payee|who|whom|doctor|dentist|stylist|therapist|artist|singer|actor|"
+     r"actors|director|author)\b", "PERSON"),
+))
+# a slot named "... type" holds a type, whatever the words before it say ("recipient_account_type")
+TYPE_HEADS = frozenset({"type", "kind", "category", "class", "genre", "subcategory", "style"})
+TYPE_WORDS = re.compile(r"\b(?:type|kind|category|class|genre)\b")
+# a description's head phrase: what comes before its first preposition or clause word ("Number of travelers" of
+# "Number of travelers for journey"; "The amount of money" of "The amount of money held in a bank account")
+_HEAD_END = re.compile(r"\b(?:for|in|at|to|on|from|which|that|who|whom|where|when|held|with|by|if|whether)\b.*$")
+# numbers that are identifiers: no kind a wh-question asks for (not a count, nor a person: "contact number")
+_IDENTIFIER = re.compile(r"\b(?:phone|contact|account|reference|confirmation|card) number\b")
+# yes/no slots hold no value kind a wh-question asks for
+_YES_NO_DESC = re.compile(r"^\s*(?:boolean|whether|flag)\b")
+_YES_NO_NAME = frozenset({"is", "has", "arrives", "offers", "serves", "allows"})
+
+
+def _kinds(text: str) -> set[str]:
+    if _IDENTIFIER.search(text):
+        return set()  # "phone number of the venue" holds an identifier, not a count or a place
+    return {k for rx, k in SLOT_KINDS if rx.search(text)}
+
+
+@lru_cache(maxsize=4096)
+def slot_kinds(name: str, description: str) -> frozenset:
+    """The kinds of value a slot holds: from its name, else from the head phrase of its description; none for a
+    yes/no slot or a slot whose wording names no kind (``restaurant_name``, ``cuisine``)."""
+    words = re.sub(r"[_\-]+", " ", name or "").lower().split()
+    desc = (description or "").lower()
+    if _YES_NO_DESC.match(desc) or (words and words[0] in _YES_NO_NAME):
+        return frozenset()
+    if words and words[-1] in TYPE_HEADS:
+        return frozenset({"TYPE"})
+    named = _kinds(" ".join(words))
+    if named:
+        return frozenset(named)
+    head = _HEAD_END.sub("", desc)
+    if TYPE_WORDS.search(head):
+        return frozenset({"TYPE"})
+    return frozenset(_kinds(head) | ({"COUNT"} if re.search(r"\bsize\b", head) else set()))
+
+
+def question_kinds(sentence: str) -> frozenset:
+    """The kinds of value a question asks for (several for "When and where ...?"); empty when it names none
+    ("Any preference?")."""
+    out: set[str] = set()
+    for rx, kinds in QUESTION_KINDS:
+        if rx.search(sentence or ""):
+            out |= kinds
+    return frozenset(out)
+
+
+ANSWER_FEATURES = ["answer kind agrees", "answer kind conflicts"]
+
+
+def answer_agreement(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+    """Per (name, description): (1, 0) when the question asks for a kind of value the slot holds, (0, 1) when it
+    asks for kinds the slot does not hold, (0, 0) when either side names no kind."""
+    asked = question_kinds(sentence)
+    out = []
+    for name, desc in slots:
+        held = slot_kinds(name, desc)
+        if not asked or not held:
+            out.append((0.0, 0.0))
+        else:
+            out.append((1.0, 0.0) if asked & held else (0.0, 1.0))
+    return out
+
+
+__all__ = ["ANSWER_FEATURES", "answer_agreement", "question_kinds", "slot_kinds"]
