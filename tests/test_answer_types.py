@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.evaluator.text.answer_types import answer_agreement, question_kinds, slot_kinds
+from sage_core.evaluator.text.answer_types import (answer_agreement, question_kinds, question_side, side_agreement,
+                                                    slot_kinds, slot_side)
 
 
 @pytest.mark.parametrize("name,desc,kinds", [
@@ -45,3 +46,39 @@ def test_agreement_is_per_slot_and_silent_without_kinds():
              ("note", "A message for the recipient")]
     assert answer_agreement("To whom?", slots) == [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
     assert answer_agreement("Anything else?", slots) == [(0.0, 0.0)] * 3
+
+
+@pytest.mark.parametrize("question,side", [
+    ("Where are you traveling from?", "start"),
+    ("Where are you going from?", "start"),  # the trailing preposition decides
+    ("Where do you want to go?", "end"),
+    ("Till what date?", "end"),
+    ("From which date do you want the car?", "start"),
+    ("When do you want to drop it off?", "end"),
+    ("When did you want to leave and where are you going?", ""),  # both ends: the clauses decide
+    ("How would you like to pay?", ""),
+])
+def test_question_side(question, side):
+    assert question_side(question) == side
+
+
+SIBLINGS = [("start_town", "Town the trip begins in"), ("goal_town", "Destination town of the trip"),
+            ("seats", "Number of seats")]
+
+
+def test_side_agreement_needs_a_sibling_of_the_other_end():
+    assert slot_side("start_town", "Town the trip begins in") == "start"  # from the description's strong word
+    assert slot_side("to_city", "City") == "end"  # from the name
+    assert side_agreement("Where are you traveling from?", SIBLINGS) == [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
+    # a schema with one end only: "Start time of the show" is no trip's start
+    assert side_agreement("When does it start?", [("show_time", "Start time of the show"), ("seats", "Seats")]) \
+        == [(0.0, 0.0)] * 2
+
+
+def test_exclusive_ends_lowers_the_other_end_only_beside_a_sibling():
+    from sage_core.evaluator.text.answer_types import exclusive_ends
+    out = exclusive_ends("Where are you traveling from?", SIBLINGS, [0.8, 0.9, 0.3])
+    assert out[0] == 0.8 and out[2] == 0.3 and abs(out[1] - 0.9 * 0.2) < 1e-9
+    # a question about no end, or a schema without both ends, changes nothing
+    assert exclusive_ends("Which town?", SIBLINGS, [0.8, 0.9, 0.3]) == [0.8, 0.9, 0.3]
+    assert exclusive_ends("Where from?", SIBLINGS[1:], [0.9, 0.3]) == [0.9, 0.3]

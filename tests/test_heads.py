@@ -113,6 +113,7 @@ FLIGHT_RENAMED = _spec("Air_5:BookJourney", {
     ("When are you checking in?", HOTEL, "check_in_date"),
     ("How much would you like me to transfer?", BANK, "transfer_amount"),
     ("Who should I transfer the money to?", BANK, "recipient_name"),  # the question asks for a person
+    ("Where are you traveling from?", FLIGHT, "origin_city"),  # the pair score alone ranked the destination first
 ])
 # (since the 256-unit slot head, the terse "Transfer how much?" ranks BANK's balance first, just above
 # transfer_amount: both hold an amount, so the answer kind cannot separate them)

@@ -1,5 +1,6 @@
 """Answer types: what kind of value a question asks for ("who" -> a person, "how many" -> a count) and what kind
-of value a slot holds, read from the slot's own name and description.
+of value a slot holds, read from the slot's own name and description; and which end of a trip or booking a
+question and a slot are about (origin or destination, pick-up or drop-off, check-in or check-out).
 
 The slot head's listwise stage uses their agreement as two features (``heads.RANK_FEATURES``): on services the
 encoder never saw, "To whom?" is a weak embedding match for "recipient name: name of the recipient", but it asks
@@ -33,7 +34,8 @@ SLOT_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for p,
     (r"\bnumber of\b|\bcount\b|\bhow many\b|^num\b", "COUNT"),
     (r"\b(?:length|duration|how long|nights|number of days)\b", "DURATION"),
     (r"\b(?:amount|price|cost|fare|money|balance|budget|fee|rent)\b", "AMOUNT"),
-    (r"\b(?:city|location|address|area|destination|origin|place|where|venue|airport|station|country|street)\b",
+    (r"\b(?:city|town|location|address|area|region|destination|origin|place|where|venue|airport|station|country|"
+     r"street)\b",
      "PLACE"),
     (r"\b(?:recipient|receiver|contact|person|payee|who|whom|doctor|dentist|stylist|therapist|artist|singer|actor|"
      r"actors|director|author)\b", "PERSON"),
@@ -103,4 +105,87 @@ def answer_agreement(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tu
     return out
 
 
-__all__ = ["ANSWER_FEATURES", "answer_agreement", "question_kinds", "slot_kinds"]
+
+
+# --- which end of a trip or a booking a question and a slot are about ----------------------------------------------
+# Sibling slots (origin / destination, pick-up / drop-off, check-in / check-out, departure / return) hold the same
+# kind of value; the slot head confuses them ("Where are you traveling from?" scored the destination). A question
+# says its end by a trailing preposition ("... from?"), "from where" / "where to", or by verbs of one end only.
+_START_WORDS = r"(?:from|origin|depart\w*|leav\w*|pick\w*|start\w*|begin\w*|outbound|onward|source|board\w*)"
+_END_WORDS = r"(?:to|destination|arriv\w*|return\w*|drop\w*|end\w*|inbound|till|until)"
+_TRAILING = re.compile(r"\b(from|to)\s*[?.!]*\s*$", re.I)
+_START_Q = re.compile(r"\bfrom where\b|\bwhere\b[^?.!]*\bfrom\b|\b(?:leav|depart|pick(?:ing)?\s+(?:\w+\s+)?up|pickup|"
+                      r"check(?:ing)?[\s-]+in\b|start|begin|board|from (?:when|what|which))", re.I)
+_END_Q = re.compile(r"\bwhere to\b|\bto where\b|\b(?:going|heading|headed|travel+ing|flying|fly|go|get)\s+to\b|"
+                    r"\b(?:arriv|return|drop(?:ping)?\s+(?:\w+\s+)?off|dropoff|check(?:ing)?[\s-]+out\b|till\b|until\b|"
+                    r"up to (?:when|what|which))|\bdestination\b|\bwhere\b[^?.!]*\b(?:go|going|head\w*|travel+ing|"
+                    r"fly\w*)\b(?![^?.!]*\bfrom\b)", re.I)
+_SLOT_START = re.compile(r"\b" + _START_WORDS + r"\b|\bcheck in\b")
+_SLOT_END = re.compile(r"\b" + _END_WORDS + r"\b|\bcheck out\b|\bwhere to\b")
+# descriptions say "to" for purposes ("money to transfer"): only the name's own "to" / "from" counts, the
+# description's strong words otherwise
+_DESC_START = re.compile(r"\b(?:origin|departure|depart\w*|leaving|pick(?:ing)?[\s-]?up|start\w*|begin\w*|"
+                         r"outbound|check(?:ing)?[\s-]in)\b")
+_DESC_END = re.compile(r"\b(?:destination|arrival|arriv\w*|return\w*|drop(?:ping)?[\s-]?off|ending|end|inbound|"
+                       r"check(?:ing)?[\s-]out)\b")
+
+
+@lru_cache(maxsize=4096)
+def slot_side(name: str, description: str) -> str:
+    """"start", "end" or "" for a slot: from its name words, else from its description's strong words."""
+    words = " ".join(re.sub(r"[_\-]+", " ", name or "").lower().split())
+    s, e = bool(_SLOT_START.search(words)), bool(_SLOT_END.search(words))
+    if s != e:
+        return "start" if s else "end"
+    if s and e:
+        return ""
+    desc = (description or "").lower()
+    s, e = bool(_DESC_START.search(desc)), bool(_DESC_END.search(desc))
+    return ("start" if s else "end") if s != e else ""
+
+
+def question_side(sentence: str) -> str:
+    """"start", "end" or "" for a question: a trailing "from" / "to" decides, else cues of one end only."""
+    m = _TRAILING.search(sentence or "")
+    if m:
+        return "start" if m.group(1).lower() == "from" else "end"
+    s, e = bool(_START_Q.search(sentence or "")), bool(_END_Q.search(sentence or ""))
+    return ("start" if s else "end") if s != e else ""
+
+
+SIDE_FEATURES = ["trip end agrees", "trip end conflicts"]
+
+
+def side_agreement(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+    """Per (name, description): (1, 0) when the question is about the end of the trip / booking the slot is, (0, 1)
+    when about the other end, (0, 0) when either says no end. A slot's end counts only when the schema has a slot of
+    the other end (a sibling to tell it from: "Start time of event" in a schema without an end is no trip's start)."""
+    asked = question_side(sentence)
+    held = [slot_side(n, d) for n, d in slots]
+    if not asked or not ("start" in held and "end" in held):
+        return [(0.0, 0.0)] * len(slots)
+    return [(0.0, 0.0) if not h else ((1.0, 0.0) if h == asked else (0.0, 1.0)) for h in held]
+
+
+
+
+def exclusive_ends(sentence: str, slots: Sequence[tuple[str, str]], probs: Sequence[float]) -> list[float]:
+    """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its
+    probability only as far as its sibling of the asked end (a slot holding the same kind of value) is not asked
+    for, p * (1 - p_sibling). "Where are you traveling from?" scored the destination above the origin (0.93 / 0.89)."""
+    asked = question_side(sentence)
+    held = [slot_side(n, d) for n, d in slots]
+    out = [float(p) for p in probs]
+    if not asked or not ("start" in held and "end" in held):
+        return out
+    kinds = [slot_kinds(n, d) for n, d in slots]
+    for i, h in enumerate(held):
+        if h and h != asked:
+            sib = [probs[j] for j, hj in enumerate(held) if hj == asked and kinds[j] & kinds[i]]
+            if sib:
+                out[i] = float(probs[i]) * (1.0 - max(sib))
+    return out
+
+
+__all__ = ["ANSWER_FEATURES", "SIDE_FEATURES", "answer_agreement", "exclusive_ends", "question_kinds", "question_side",
+           "side_agreement", "slot_kinds", "slot_side"]

@@ -24,6 +24,8 @@ from sage_core.evaluator.text.lexicon import (
     NEGATED_AFTER,
     NEGATION,
     NOT_A_KIND,
+    NOT_A_KIND_FUNCTION,
+    NOT_A_KIND_SUFFIX,
     PLACE_WORDS,
     RANGE_END_WORDS,
     REJECTED_BEFORE,
@@ -159,10 +161,16 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     if m and len(names) == 1:
         out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
     kinds = [s for s in slots if any(t in TYPE_LIKE for t in tokens(s.replace("_", " ")))]
-    km = next((m for m in KIND_NOUN.finditer(text) if m.group(1).lower() not in NOT_A_KIND), None)
+    km = next((m for m in KIND_NOUN.finditer(text) if _could_be_kind(m.group(1))), None)
     if km and len(kinds) == 1 and not is_question(text, (km.start(1), km.end(1))):  # "is it an economical place?"
         out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
     return out
+
+
+def _could_be_kind(word: str) -> bool:
+    """The word before a kind noun may name the kind ("jazz music"), not a function word, verb or evaluation."""
+    w = word.lower()
+    return w not in NOT_A_KIND and w not in NOT_A_KIND_FUNCTION and not NOT_A_KIND_SUFFIX.match(w)
 
 
 def _verb_slot(verb: str, slots: list[str]) -> Optional[str]:

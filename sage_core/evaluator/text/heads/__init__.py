@@ -10,8 +10,8 @@ and committed as ``heads.json`` beside this file (plain JSON weights: no pickle,
   (elementwise product, absolute difference, cosine), so slots of services never seen in training,
   renamed / paraphrased schemas and slots outside the current intent are scored the same way; a listwise
   logistic stage then weighs each slot's score against the other slots of the schema, the sentence's
-  request score and whether the question asks for the kind of value the slot holds (``slot_rank_features``,
-  ``answer_types``). Each clause of a multi-part question is scored as well (``request_units``);
+  request score, whether the question asks for the kind of value the slot holds and whether it is about the end of
+  the trip the slot is (origin or destination; ``slot_rank_features``, ``answer_types``). Each clause of a multi-part question is scored as well (``request_units``);
 - **slot-mention head** (optional in the file): u_t against every slot of the schema (``slot_text``): p(u_t gives
   a value for the slot at all), whatever the value; Platt-calibrated. Used by S2's UV check for yes/no slots and
   "no preference" values said in words no keyword list has (``verify.s2_symbolic.MENTION_MIN``);
@@ -38,7 +38,8 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
-from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, answer_agreement
+from sage_core.evaluator.text.answer_types import (ANSWER_FEATURES, SIDE_FEATURES, answer_agreement, exclusive_ends,
+                                                  side_agreement)
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -149,18 +150,25 @@ def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return np.concatenate([sent * slots, np.abs(sent - slots), cos], axis=1)
 
 
-# the slot head's listwise stage: the pair score against the other slots', the request score of the sentence, and
-# whether the kind of value the question asks for is one the slot holds (``answer_types``)
-RANK_FEATURES = ["z", "z - max other z", "is top", "request logit of the sentence"] + ANSWER_FEATURES
+# the slot head's listwise stage: the pair score against the other slots', the request score of the sentence,
+# whether the kind of value the question asks for is one the slot holds, and whether the question is about the end
+# of the trip / booking the slot is (``answer_types``)
+RANK_FEATURES = ["z", "z - max other z", "is top", "request logit of the sentence"] + ANSWER_FEATURES + SIDE_FEATURES
 VALUE_RANK_FEATURES = RANK_FEATURES[:3]  # the value head's listwise stage: a value against the slot's other values
 
 
 def slot_rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float],
-                       answers: Sequence[tuple[float, float]]) -> np.ndarray:
-    """The slot head's listwise features (``RANK_FEATURES``): ``rank_features`` and the pairs' answer-kind
-    agreement (``answer_types.answer_agreement``, one row per pair)."""
-    return np.concatenate([rank_features(z, sentence_ids, zreq), np.asarray(answers, dtype=np.float64).reshape(-1, 2)],
-                          axis=1)
+                       answers: Sequence[tuple[float, ...]]) -> np.ndarray:
+    """The slot head's listwise features (``RANK_FEATURES``): ``rank_features`` and, per pair, its answer-kind and
+    trip-end agreement (``answer_features``)."""
+    extra = len(RANK_FEATURES) - 4
+    return np.concatenate([rank_features(z, sentence_ids, zreq),
+                           np.asarray(answers, dtype=np.float64).reshape(-1, extra)], axis=1)
+
+
+def answer_features(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+    """Per slot: answer-kind agreement, then trip-end agreement (``answer_types``)."""
+    return [a + b for a, b in zip(answer_agreement(sentence, slots), side_agreement(sentence, slots))]
 
 
 def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float]) -> np.ndarray:
@@ -233,7 +241,7 @@ class Heads:
     act_platt: np.ndarray  # (k, 2): p = sigmoid(a * z + b)
     act_threshold: dict[str, float]
     slot_mlp: dict  # w1 (2d + 1, h), b1, w2 (h, 1), b2 (1,)
-    rank_w: np.ndarray  # (6,) listwise stage over RANK_FEATURES
+    rank_w: np.ndarray  # (8,) listwise stage over RANK_FEATURES
     rank_b: float
     slot_platt: tuple[float, float]
     slot_threshold: float
@@ -309,14 +317,15 @@ class Heads:
     def slot_probs(self, sentence: str, slots: list[tuple[str, str]]) -> dict[str, float]:
         """Calibrated p(the sentence asks for the slot) for every (name, description) in ``slots``: the pair
         score of each slot, then a listwise stage (how far the slot stands above the others of the schema, how
-        much the sentence reads as a request, and whether the question asks for the kind of value it holds)."""
+        much the sentence reads as a request, and whether the question asks for the kind of value it holds); a slot
+        of the other end of the trip than the question's yields to its sibling (``answer_types.exclusive_ends``)."""
         if not slots or not sentence.strip():
             return {}
         z = self._pair_scores(sentence, slots)
         zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
-        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), answer_agreement(sentence, slots)) @ self.rank_w \
+        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), answer_features(sentence, slots)) @ self.rank_w \
             + self.rank_b
-        p = sigmoid(self.slot_platt[0] * s + self.slot_platt[1])
+        p = exclusive_ends(sentence, slots, sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
     def _pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
@@ -513,5 +522,5 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
 
 __all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "schema_slots", "slot_text", "question_sentences", "request_units",
            "clauses", "mention_units", "pair_features", "FORMAT",
-           "RANK_FEATURES", "rank_features", "slot_rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
+           "RANK_FEATURES", "rank_features", "slot_rank_features", "answer_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]
