@@ -254,7 +254,7 @@ def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
 # and capped at 0.95 (an extracted value stays below an annotated one's 1.0). The rule levels order the rules;
 # these are what the levels mean, and what an IUV margin scales by. Recomputed by
 # ``python benchmarks/calibrate_extraction.py`` (the dev split only); rule levels not listed keep their value.
-EXTRACTION_PRECISION = {0.55: 0.648, 0.6: 0.91, 0.7: 0.923, 0.75: 0.95, 0.8: 0.948, 0.9: 0.95}
+EXTRACTION_PRECISION = {0.55: 0.795, 0.6: 0.911, 0.7: 0.941, 0.75: 0.95, 0.8: 0.95, 0.9: 0.95}
 
 
 def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
