@@ -82,3 +82,15 @@ def test_exclusive_ends_lowers_the_other_end_only_beside_a_sibling():
     # a question about no end, or a schema without both ends, changes nothing
     assert exclusive_ends("Which town?", SIBLINGS, [0.8, 0.9, 0.3]) == [0.8, 0.9, 0.3]
     assert exclusive_ends("Where from?", SIBLINGS[1:], [0.9, 0.3]) == [0.9, 0.3]
+
+
+def test_exclusive_kinds_lowers_slots_of_another_kind_only_beside_one_that_fits():
+    from sage_core.evaluator.text.answer_types import exclusive_kinds
+    slots = [("depart_day", "Day of departure"), ("depart_hour", "Time of departure"), ("riders", "Number of riders")]
+    out = exclusive_kinds("What time would you like to leave?", slots, [0.8, 0.9, 0.1])
+    assert out[1] == 0.9 and abs(out[0] - 0.8 * 0.1) < 1e-9 and abs(out[2] - 0.1 * 0.1) < 1e-9
+    # "when" asks for a date or a time: both fit; a question naming no kind changes nothing
+    assert exclusive_kinds("When would you like to leave?", slots, [0.8, 0.9, 0.1])[:2] == [0.8, 0.9]
+    assert exclusive_kinds("Anything else?", slots, [0.8, 0.9, 0.1]) == [0.8, 0.9, 0.1]
+    # no slot holds what is asked for ("how long" of a rental with only dates): nothing to yield to
+    assert exclusive_kinds("How long do you need it?", slots[:2], [0.7, 0.2]) == [0.7, 0.2]

@@ -211,6 +211,20 @@ def test_alternative_questions_request_the_slot_whose_values_they_list(heads, us
     assert sorted({a.slot for a in acts if a.act == "REQUEST"}) == slots
 
 
+BUS = _spec("Coach_2:FindCoach", {
+    "from_town": "Town the coach leaves from",
+    "to_town": "Town where the coach is going",
+    "leave_day": "Day of departure",
+}, ["from_town", "to_town", "leave_day"])
+
+
+@pytest.mark.parametrize("use_heads", [False, True])
+def test_a_question_about_one_end_of_the_trip_does_not_request_the_other(heads, use_heads):
+    # a dev reply: "going" made the keyword rule read the destination; the trailing "from" asks for the origin
+    acts = extract_agent_acts(_turn("Where are you going from?", BUS), BUS, heads=heads if use_heads else None)
+    assert "to_town" not in {a.slot for a in acts if a.act == "REQUEST"}
+
+
 def test_alternative_question_about_a_value_already_held_is_no_request(heads):
     turn = _turn("Checking or savings?", ACCOUNTS, before={"own_account": "checking"})
     assert not [a for a in extract_agent_acts(turn, ACCOUNTS, heads=heads) if a.act == "REQUEST"]

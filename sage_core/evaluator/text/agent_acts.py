@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import AgentAct, Turn
+from sage_core.evaluator.text.answer_types import question_side, slot_side
 from sage_core.evaluator.text.lexicon import (
     CONFIRM_PATTERNS,
     DESC_STOP,
@@ -244,12 +245,25 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
     found = {s: p for s, p in requested.items() if p >= thr and not _states_value(turn.agent, known.get(s))}
     for s in sorted(found, key=lambda k: (-found[k], k)):
         acts.append(AgentAct("REQUEST", s, None, found[s], source="head"))
+    wrong_end = _other_end_slots(turn.agent, spec)
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
-        if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT:
+        if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT and slot not in wrong_end:
             found[slot] = conf
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
     _add_choice_requests(acts, turn, spec, known, set(found), floor, requested)
     return acts
+
+
+def _other_end_slots(text: str, spec: WorkflowSpec) -> set[str]:
+    """Slots of the other end of the trip than the one the reply asks about ("Where are you going from?" does not ask
+    for the destination, whatever "going" suggests to a keyword rule); empty unless the schema has both ends."""
+    asked = question_side(text or "")
+    if not asked:
+        return set()
+    ends = {s: slot_side(s, spec.slots[s].description) for s in spec.slots}
+    if not ("start" in ends.values() and "end" in ends.values()):
+        return set()
+    return {s for s, e in ends.items() if e and e != asked}
 
 
 def _add_choice_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, known: dict, have: set, floor: float,
@@ -278,8 +292,9 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
         acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     known = {**turn.state_before, **turn.state_after}
     have = set()
+    wrong_end = _other_end_slots(turn.agent, spec)
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
-        if conf >= floor:
+        if conf >= floor and slot not in wrong_end:
             have.add(slot)
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
     _add_choice_requests(acts, turn, spec, known, have, floor)

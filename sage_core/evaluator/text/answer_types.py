@@ -187,5 +187,28 @@ def exclusive_ends(sentence: str, slots: Sequence[tuple[str, str]], probs: Seque
     return out
 
 
-__all__ = ["ANSWER_FEATURES", "SIDE_FEATURES", "answer_agreement", "exclusive_ends", "question_kinds", "question_side",
-           "side_agreement", "slot_kinds", "slot_side"]
+def exclusive_kinds(sentence: str, slots: Sequence[tuple[str, str]], probs: Sequence[float]) -> list[float]:
+    """A question asks for the kinds of value it names: a slot holding none of them keeps its probability only as far
+    as no slot holding one is asked for, p * (1 - max p_agreeing). "What time would you like to leave?" scored the
+    leaving date beside the leaving time (dev)."""
+    asked = question_kinds(sentence)
+    out = [float(p) for p in probs]
+    if not asked:
+        return out
+    kinds = [slot_kinds(n, d) for n, d in slots]
+    agree = [float(probs[j]) for j, k in enumerate(kinds) if k & asked]
+    if not agree:
+        return out
+    for i, k in enumerate(kinds):
+        if k and not k & asked:
+            out[i] = float(probs[i]) * (1.0 - max(agree))
+    return out
+
+
+def exclusive_answers(sentence: str, slots: Sequence[tuple[str, str]], probs: Sequence[float]) -> list[float]:
+    """``exclusive_kinds`` after ``exclusive_ends``."""
+    return exclusive_kinds(sentence, slots, exclusive_ends(sentence, slots, probs))
+
+
+__all__ = ["ANSWER_FEATURES", "SIDE_FEATURES", "answer_agreement", "exclusive_answers", "exclusive_ends",
+           "exclusive_kinds", "question_kinds", "question_side", "side_agreement", "slot_kinds", "slot_side"]

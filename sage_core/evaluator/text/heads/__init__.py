@@ -38,7 +38,7 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
-from sage_core.evaluator.text.answer_types import (ANSWER_FEATURES, SIDE_FEATURES, answer_agreement, exclusive_ends,
+from sage_core.evaluator.text.answer_types import (ANSWER_FEATURES, SIDE_FEATURES, answer_agreement, exclusive_answers,
                                                   side_agreement)
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
@@ -318,14 +318,15 @@ class Heads:
         """Calibrated p(the sentence asks for the slot) for every (name, description) in ``slots``: the pair
         score of each slot, then a listwise stage (how far the slot stands above the others of the schema, how
         much the sentence reads as a request, and whether the question asks for the kind of value it holds); a slot
-        of the other end of the trip than the question's yields to its sibling (``answer_types.exclusive_ends``)."""
+        of the other end of the trip than the question's, or holding another kind of value than it asks for, yields
+        to the slots that fit (``answer_types.exclusive_answers``)."""
         if not slots or not sentence.strip():
             return {}
         z = self._pair_scores(sentence, slots)
         zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
         s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), answer_features(sentence, slots)) @ self.rank_w \
             + self.rank_b
-        p = exclusive_ends(sentence, slots, sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
+        p = exclusive_answers(sentence, slots, sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
     def _pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
