@@ -123,6 +123,31 @@ def test_confirmation_that_proposes_the_missing_date_is_not_premature():
         ["check_in_date", "check_out_date"]
 
 
+def test_a_question_checking_the_value_just_written_is_no_premature_confirmation(ev):
+    confirm = [AgentAct("CONFIRM", None, None, 0.8, source="head")]
+    # SGD dev: the agent checks its reading of the user's date while the hotel is still open
+    t = _turn(STAY, "I want to check in next Friday.", "Did you want to check in on March 8th?", {},
+              {"check_in_date": "March 8th"}, confirm)
+    assert _final(ev, t, "PC").decision == Decision.ABSTAIN
+    assert [c.args.get("checks_value") for c in compile_turn(t, STAY) if c.type.value == "PC"] == ["check_in_date"]
+    # SGD dev: a date the state does not hold yet, proposed while the apartment is still open
+    proposed = _turn(VISIT, "Could I visit on the 6th?", "Do you want it on march 6th?", {}, {}, confirm)
+    assert _final(ev, proposed, "PC").decision == Decision.ABSTAIN
+    # two values named (a hotel and a date) is a confirmation of the action: premature
+    two = _turn(STAY, "Okay.", "Did you want to check in at the Alila on March 8th?", {"hotel_name": "Alila"},
+                {"hotel_name": "Alila"}, confirm)
+    assert _final(ev, two, "PC").decision == Decision.TRUE
+    # the same check with the action's confirmation wording ("please confirm") confirms the action: premature
+    worded = _turn(STAY, "I want to check in next Friday.", "Please confirm: check in on March 8th?", {},
+                   {"check_in_date": "March 8th"}, confirm)
+    assert _final(ev, worded, "PC").decision == Decision.TRUE
+    # an annotated CONFIRM says what it is: no excuse
+    annotated = _turn(STAY, "I want to check in next Friday.", "Did you want to check in on March 8th?", {},
+                      {"check_in_date": "March 8th"}, [AgentAct("CONFIRM", "check_in_date", "March 8th")],
+                      uvs=[UserValue("check_in_date", "March 8th")])
+    assert _final(ev, annotated, "PC").decision == Decision.TRUE
+
+
 @pytest.fixture(scope="module")
 def heads(ev):
     return load_heads()

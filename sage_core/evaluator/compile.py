@@ -38,6 +38,7 @@ from sage_core.data.types import (
     UserValue,
 )
 from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
+from sage_core.evaluator.text.lexicon import Span
 from sage_core.evaluator.text.normalize import (
     compare,
     find_in_text,
@@ -48,6 +49,7 @@ from sage_core.evaluator.text.normalize import (
     tokens,
     tokens_with_spans,
 )
+from sage_core.evaluator.text.sentences import sentences
 from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, slot_keywords
 from sage_core.evaluator.text.user_values import (
     extract_user_values,
@@ -197,6 +199,32 @@ def workflow_confidence(turn: Turn) -> float:
     return min(1.0, max(0.0, w))
 
 
+def value_check(turn: Turn, spec: WorkflowSpec, confirms: list[AgentAct], cue: Optional[tuple]) -> Optional[str]:
+    """What the reply only checks: a one-sentence question, with no confirmation wording, that names a single value
+    (one state value or one date / time: "Are you going on March 8th?", "Did you want to check in on March 8th?"),
+    read from text (an annotated act says what it is). The agent checks one value with the user; it does not confirm
+    the action, so S2 abstains on the PC instead of failing it (dev clean turns: 12 of 12 PC false alarms were such
+    checks, with another slot of the action still open). Returns the slot (or "a date" / "a time") it checks."""
+    if not confirms or any(a.source not in ("head", "rule") for a in confirms) or cue is not None:
+        return None
+    text = (turn.agent or "").strip()
+    if not text.endswith("?") or len(sentences(text)) != 1:
+        return None
+    named: list[tuple[Span, str]] = []
+    for slot, v in sorted({**turn.state_before, **turn.state_after}.items()):
+        if slot in spec.slots and v and str(v).lower() not in ("true", "false", "dontcare") and len(str(v)) > 2:
+            span = find_in_text(v, text, spec.slots[slot].value_type)
+            if span:
+                named.append((span, slot))
+    named += [(sp, "a date") for _, sp in iter_dates(text)] + [(sp, "a time") for _, sp in iter_times(text)]
+    merged: list[tuple[Span, str]] = []
+    for span, what in sorted(named, key=lambda n: (n[0], n[1].startswith("a "), n[1])):  # a slot before "a date"
+        if merged and span[0] < merged[-1][0][1]:
+            continue  # the same words named twice (a state date and the date expression)
+        merged.append((span, what))
+    return merged[0][1] if len(merged) == 1 else None
+
+
 def compile_turn(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
                  profile: CorpusProfile = EMPTY_PROFILE, heads: Optional["Heads"] = None) -> list[Criterion]:
     """All criteria for one turn, in a fixed order: IUV, WNF, PC, UV."""
@@ -276,9 +304,11 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
         unknown = [m for m in missing if m in untracked]
         missing = [m for m in missing if m not in untracked]
         cue = confirmation_cue(turn.agent)
+        check = value_check(turn, spec, confirms, cue)
         out.append(Criterion(
             cid("PC", None), FailureClass.PC,
             {"missing": missing, "untracked": unknown, "acts": sorted({a.act for a in confirms}),
+             **({"checks_value": check} if check and missing else {}),
              "confidence": min(a.confidence for a in confirms),
              "source": "head" if all(a.source == "head" for a in confirms) else
              ("" if all(not a.source for a in confirms) else "rule"), "required": list(spec.outcome_slots or spec.required)},

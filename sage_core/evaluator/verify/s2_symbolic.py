@@ -244,6 +244,10 @@ class GroundingBackend:
 
     def plan_pc(self, c: Criterion, ctx: TurnContext) -> Planned:
         bad, good, stage = self._act_margins(c)
+        if c.args["missing"] and c.args.get("checks_value"):
+            return decide(M_UNDECIDABLE, self.tau, f"the reply only checks one value ({c.args['checks_value']}) with "
+                                                   f"the user: a slot check, not a confirmation of the action (with "
+                                                   f"{c.args['missing']} empty)")
         if c.args["missing"]:
             return decide(bad, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
                                          "are empty", "agent", stage=stage)
