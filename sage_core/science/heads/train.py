@@ -343,8 +343,9 @@ def _r(a) -> list:
 
 
 def cached_embedder(path: Path) -> Callable:
-    """MiniLM embeddings kept in an .npz outside the repository between runs (a speed-up for re-training only). Kept
-    in float64: float32 copies changed the fits' last digits, so a cached run did not reproduce the committed file."""
+    """MiniLM embeddings kept in an .npz outside the repository between runs (a speed-up for experiments only). Kept
+    in float64: float32 copies changed the fits' last digits. The committed file is made by the plain command, without
+    a cache (a cached run embeds in other batches; byte identity with it is not claimed)."""
     from sage_core.evaluator.verify.s2_encoders import embed_float64 as _e
     path = Path(path)
 
