@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.evaluator.text.answer_types import (answer_agreement, question_kinds, question_side, side_agreement,
-                                                    slot_kinds, slot_side)
+from sage_core.evaluator.text.answer_types import answer_fit, question_kinds, question_side, slot_kinds, slot_side
 
 
 @pytest.mark.parametrize("name,desc,kinds", [
@@ -44,8 +43,8 @@ def test_question_kinds(question, kinds):
 def test_agreement_is_per_slot_and_silent_without_kinds():
     slots = [("recipient_name", "Name of whoever gets the money"), ("amount", "How much money to send"),
              ("note", "A message for the recipient")]
-    assert answer_agreement("To whom?", slots) == [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
-    assert answer_agreement("Anything else?", slots) == [(0.0, 0.0)] * 3
+    assert answer_fit("To whom?", slots).kind_agreement() == [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
+    assert answer_fit("Anything else?", slots).kind_agreement() == [(0.0, 0.0)] * 3
 
 
 @pytest.mark.parametrize("question,side", [
@@ -69,28 +68,26 @@ SIBLINGS = [("start_town", "Town the trip begins in"), ("goal_town", "Destinatio
 def test_side_agreement_needs_a_sibling_of_the_other_end():
     assert slot_side("start_town", "Town the trip begins in") == "start"  # from the description's strong word
     assert slot_side("to_city", "City") == "end"  # from the name
-    assert side_agreement("Where are you traveling from?", SIBLINGS) == [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
+    assert answer_fit("Where are you traveling from?", SIBLINGS).side_agreement() == [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
     # a schema with one end only: "Start time of the show" is no trip's start
-    assert side_agreement("When does it start?", [("show_time", "Start time of the show"), ("seats", "Seats")]) \
-        == [(0.0, 0.0)] * 2
+    assert answer_fit("When does it start?", [("show_time", "Start time of the show"), ("seats", "Seats")]) \
+        .side_agreement() == [(0.0, 0.0)] * 2
 
 
 def test_exclusive_ends_lowers_the_other_end_only_beside_a_sibling():
-    from sage_core.evaluator.text.answer_types import exclusive_ends
-    out = exclusive_ends("Where are you traveling from?", SIBLINGS, [0.8, 0.9, 0.3])
+    out = answer_fit("Where are you traveling from?", SIBLINGS).exclusive_ends([0.8, 0.9, 0.3])
     assert out[0] == 0.8 and out[2] == 0.3 and abs(out[1] - 0.9 * 0.2) < 1e-9
     # a question about no end, or a schema without both ends, changes nothing
-    assert exclusive_ends("Which town?", SIBLINGS, [0.8, 0.9, 0.3]) == [0.8, 0.9, 0.3]
-    assert exclusive_ends("Where from?", SIBLINGS[1:], [0.9, 0.3]) == [0.9, 0.3]
+    assert answer_fit("Which town?", SIBLINGS).exclusive_ends([0.8, 0.9, 0.3]) == [0.8, 0.9, 0.3]
+    assert answer_fit("Where from?", SIBLINGS[1:]).exclusive_ends([0.9, 0.3]) == [0.9, 0.3]
 
 
 def test_exclusive_kinds_lowers_slots_of_another_kind_only_beside_one_that_fits():
-    from sage_core.evaluator.text.answer_types import exclusive_kinds
     slots = [("depart_day", "Day of departure"), ("depart_hour", "Time of departure"), ("riders", "Number of riders")]
-    out = exclusive_kinds("What time would you like to leave?", slots, [0.8, 0.9, 0.1])
+    out = answer_fit("What time would you like to leave?", slots).exclusive_kinds([0.8, 0.9, 0.1])
     assert out[1] == 0.9 and abs(out[0] - 0.8 * 0.1) < 1e-9 and abs(out[2] - 0.1 * 0.1) < 1e-9
     # "when" asks for a date or a time: both fit; a question naming no kind changes nothing
-    assert exclusive_kinds("When would you like to leave?", slots, [0.8, 0.9, 0.1])[:2] == [0.8, 0.9]
-    assert exclusive_kinds("Anything else?", slots, [0.8, 0.9, 0.1]) == [0.8, 0.9, 0.1]
+    assert answer_fit("When would you like to leave?", slots).exclusive_kinds([0.8, 0.9, 0.1])[:2] == [0.8, 0.9]
+    assert answer_fit("Anything else?", slots).exclusive_kinds([0.8, 0.9, 0.1]) == [0.8, 0.9, 0.1]
     # no slot holds what is asked for ("how long" of a rental with only dates): nothing to yield to
-    assert exclusive_kinds("How long do you need it?", slots[:2], [0.7, 0.2]) == [0.7, 0.2]
+    assert answer_fit("How long do you need it?", slots[:2]).exclusive_kinds([0.7, 0.2]) == [0.7, 0.2]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import AgentAct, Turn
-from sage_core.evaluator.text.answer_types import question_side, slot_side
+from sage_core.evaluator.text.answer_types import answer_fit
 from sage_core.evaluator.text.lexicon import (
     CONFIRM_PATTERNS,
     DESC_STOP,
@@ -257,13 +257,8 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
 def _other_end_slots(text: str, spec: WorkflowSpec) -> set[str]:
     """Slots of the other end of the trip than the one the reply asks about ("Where are you going from?" does not ask
     for the destination, whatever "going" suggests to a keyword rule); empty unless the schema has both ends."""
-    asked = question_side(text or "")
-    if not asked:
-        return set()
-    ends = {s: slot_side(s, spec.slots[s].description) for s in spec.slots}
-    if not ("start" in ends.values() and "end" in ends.values()):
-        return set()
-    return {s for s, e in ends.items() if e and e != asked}
+    fit = answer_fit(text or "", [(s, spec.slots[s].description) for s in spec.slots])
+    return {s for s, other in zip(spec.slots, fit.other_end()) if other}
 
 
 def _add_choice_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, known: dict, have: set, floor: float,

@@ -2,7 +2,7 @@
 of value a slot holds, read from the slot's own name and description; and which end of a trip or booking a
 question and a slot are about (origin or destination, pick-up or drop-off, check-in or check-out).
 
-The slot head's listwise stage uses their agreement as two features (``heads.RANK_FEATURES``): on services the
+The slot head's listwise stage uses their agreement as features (``heads.RANK_FEATURES``, ``AnswerFit``): on services the
 encoder never saw, "To whom?" is a weak embedding match for "recipient name: name of the recipient", but it asks
 for a person and only one slot of the schema holds one. The kinds are coarse and schema-driven (no slot of any
 corpus is listed); the words were written from the training and dev schemas' slot names and descriptions, and
@@ -11,6 +11,7 @@ the weight the features get is fitted on the training split like the rest of the
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
@@ -88,25 +89,6 @@ def question_kinds(sentence: str) -> frozenset:
     return frozenset(out)
 
 
-ANSWER_FEATURES = ["answer kind agrees", "answer kind conflicts"]
-
-
-def answer_agreement(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
-    """Per (name, description): (1, 0) when the question asks for a kind of value the slot holds, (0, 1) when it
-    asks for kinds the slot does not hold, (0, 0) when either side names no kind."""
-    asked = question_kinds(sentence)
-    out = []
-    for name, desc in slots:
-        held = slot_kinds(name, desc)
-        if not asked or not held:
-            out.append((0.0, 0.0))
-        else:
-            out.append((1.0, 0.0) if asked & held else (0.0, 1.0))
-    return out
-
-
-
-
 # --- which end of a trip or a booking a question and a slot are about ----------------------------------------------
 # Sibling slots (origin / destination, pick-up / drop-off, check-in / check-out, departure / return) hold the same
 # kind of value; the slot head confuses them ("Where are you traveling from?" scored the destination). A question
@@ -153,62 +135,85 @@ def question_side(sentence: str) -> str:
     return ("start" if s else "end") if s != e else ""
 
 
+# --- how a question fits each slot of a schema ------------------------------------------------------------------
+ANSWER_FEATURES = ["answer kind agrees", "answer kind conflicts"]
 SIDE_FEATURES = ["trip end agrees", "trip end conflicts"]
 
 
-def side_agreement(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
-    """Per (name, description): (1, 0) when the question is about the end of the trip / booking the slot is, (0, 1)
-    when about the other end, (0, 0) when either says no end. A slot's end counts only when the schema has a slot of
-    the other end (a sibling to tell it from: "Start time of event" in a schema without an end is no trip's start)."""
-    asked = question_side(sentence)
-    held = [slot_side(n, d) for n, d in slots]
-    if not asked or not ("start" in held and "end" in held):
-        return [(0.0, 0.0)] * len(slots)
-    return [(0.0, 0.0) if not h else ((1.0, 0.0) if h == asked else (0.0, 1.0)) for h in held]
+@dataclass(frozen=True)
+class AnswerFit:
+    """What a question asks for (kinds of value, an end of the trip) against what each slot of a schema holds: read
+    once per (question, schema) and used both for the slot head's listwise features and for letting the slots that
+    do not fit yield to those that do. A slot's end counts only when the schema has slots of both ends (a sibling to
+    tell it from: "Start time of event" in a schema without an end is no trip's start)."""
 
+    asked_kinds: frozenset
+    asked_side: str
+    kinds: tuple  # per slot, slot_kinds
+    sides: tuple  # per slot, slot_side; all "" unless the schema has slots of both ends
 
+    def kind_agreement(self) -> list[tuple[float, float]]:
+        """Per slot: (1, 0) when the question asks for a kind of value the slot holds, (0, 1) when it asks for kinds
+        the slot does not hold, (0, 0) when either names no kind."""
+        if not self.asked_kinds:
+            return [(0.0, 0.0)] * len(self.kinds)
+        return [(0.0, 0.0) if not k else ((1.0, 0.0) if k & self.asked_kinds else (0.0, 1.0)) for k in self.kinds]
 
+    def side_agreement(self) -> list[tuple[float, float]]:
+        """Per slot: (1, 0) when the question is about the end of the trip / booking the slot is, (0, 1) when about
+        the other end, (0, 0) when either says no end."""
+        if not self.asked_side:
+            return [(0.0, 0.0)] * len(self.sides)
+        return [(0.0, 0.0) if not h else ((1.0, 0.0) if h == self.asked_side else (0.0, 1.0)) for h in self.sides]
 
-def exclusive_ends(sentence: str, slots: Sequence[tuple[str, str]], probs: Sequence[float]) -> list[float]:
-    """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its
-    probability only as far as its sibling of the asked end (a slot holding the same kind of value) is not asked
-    for, p * (1 - p_sibling). "Where are you traveling from?" scored the destination above the origin (0.93 / 0.89)."""
-    asked = question_side(sentence)
-    held = [slot_side(n, d) for n, d in slots]
-    out = [float(p) for p in probs]
-    if not asked or not ("start" in held and "end" in held):
+    def features(self) -> list[tuple[float, ...]]:
+        """Per slot: answer-kind agreement, then trip-end agreement (``ANSWER_FEATURES + SIDE_FEATURES``)."""
+        return [a + b for a, b in zip(self.kind_agreement(), self.side_agreement())]
+
+    def other_end(self) -> list[bool]:
+        """Per slot: it is of the other end of the trip than the question asks about."""
+        return [bool(self.asked_side and h and h != self.asked_side) for h in self.sides]
+
+    def exclusive_ends(self, probs: Sequence[float]) -> list[float]:
+        """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its
+        probability only as far as its sibling of the asked end (a slot holding the same kind of value) is not asked
+        for, p * (1 - p_sibling). "Where are you traveling from?" scored the destination above the origin (0.93 /
+        0.89)."""
+        out = [float(p) for p in probs]
+        for i, other in enumerate(self.other_end()):
+            if other:
+                sib = [probs[j] for j, hj in enumerate(self.sides)
+                       if hj == self.asked_side and self.kinds[j] & self.kinds[i]]
+                if sib:
+                    out[i] = float(probs[i]) * (1.0 - max(sib))
         return out
-    kinds = [slot_kinds(n, d) for n, d in slots]
-    for i, h in enumerate(held):
-        if h and h != asked:
-            sib = [probs[j] for j, hj in enumerate(held) if hj == asked and kinds[j] & kinds[i]]
-            if sib:
-                out[i] = float(probs[i]) * (1.0 - max(sib))
-    return out
 
-
-def exclusive_kinds(sentence: str, slots: Sequence[tuple[str, str]], probs: Sequence[float]) -> list[float]:
-    """A question asks for the kinds of value it names: a slot holding none of them keeps its probability only as far
-    as no slot holding one is asked for, p * (1 - max p_agreeing). "What time would you like to leave?" scored the
-    leaving date beside the leaving time (dev)."""
-    asked = question_kinds(sentence)
-    out = [float(p) for p in probs]
-    if not asked:
+    def exclusive_kinds(self, probs: Sequence[float]) -> list[float]:
+        """A question asks for the kinds of value it names: a slot holding none of them keeps its probability only as
+        far as no slot holding one is asked for, p * (1 - max p_agreeing). "What time would you like to leave?"
+        scored the leaving date beside the leaving time (dev)."""
+        out = [float(p) for p in probs]
+        agree = [float(probs[j]) for j, k in enumerate(self.kinds) if k & self.asked_kinds]
+        if not agree:
+            return out
+        for i, k in enumerate(self.kinds):
+            if k and not k & self.asked_kinds:
+                out[i] = float(probs[i]) * (1.0 - max(agree))
         return out
-    kinds = [slot_kinds(n, d) for n, d in slots]
-    agree = [float(probs[j]) for j, k in enumerate(kinds) if k & asked]
-    if not agree:
-        return out
-    for i, k in enumerate(kinds):
-        if k and not k & asked:
-            out[i] = float(probs[i]) * (1.0 - max(agree))
-    return out
+
+    def exclusive(self, probs: Sequence[float]) -> list[float]:
+        """``exclusive_kinds`` after ``exclusive_ends``."""
+        return self.exclusive_kinds(self.exclusive_ends(probs))
 
 
-def exclusive_answers(sentence: str, slots: Sequence[tuple[str, str]], probs: Sequence[float]) -> list[float]:
-    """``exclusive_kinds`` after ``exclusive_ends``."""
-    return exclusive_kinds(sentence, slots, exclusive_ends(sentence, slots, probs))
+def answer_fit(sentence: str, slots: Sequence[tuple[str, str]]) -> AnswerFit:
+    """The fit of a question with each (name, description) of a schema."""
+    sides = tuple(slot_side(n, d) for n, d in slots)
+    if not ("start" in sides and "end" in sides):
+        sides = ("",) * len(sides)
+    return AnswerFit(question_kinds(sentence), question_side(sentence), tuple(slot_kinds(n, d) for n, d in slots),
+                     sides)
 
 
-__all__ = ["ANSWER_FEATURES", "SIDE_FEATURES", "answer_agreement", "exclusive_answers", "exclusive_ends",
-           "exclusive_kinds", "question_kinds", "question_side", "side_agreement", "slot_kinds", "slot_side"]
+__all__ = ["ANSWER_FEATURES", "SIDE_FEATURES", "AnswerFit", "answer_fit", "question_kinds", "question_side", "slot_kinds",
+           "slot_side"]

@@ -30,9 +30,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from sage_core.data.errors import SageInputError
-from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, answer_features, mlp_logits, pair_features,
-                                           question_sentences, rank_features, request_units, schema_slots, sigmoid,
-                                           slot_rank_features, slot_text)
+from sage_core.evaluator.text.answer_types import answer_fit
+from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, mlp_logits, pair_features, question_sentences,
+                                           rank_features, request_units, schema_slots, sigmoid, slot_rank_features,
+                                           slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -248,10 +249,10 @@ def service_folds(split: Split) -> list[int]:
 
 
 def _answers(split: Split) -> list[tuple[float, ...]]:
-    """Per pair, the answer-kind and trip-end agreement of its sentence and slot (``heads.answer_features``)."""
+    """Per pair, the answer-kind and trip-end agreement of its sentence and slot (``AnswerFit.features``)."""
     out: list[tuple[float, ...]] = []
     for _, sent, slots, _ in split.sentences:
-        out.extend(answer_features(sent, slots))
+        out.extend(answer_fit(sent, slots).features())
     return out
 
 

@@ -38,8 +38,7 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
-from sage_core.evaluator.text.answer_types import (ANSWER_FEATURES, SIDE_FEATURES, answer_agreement, exclusive_answers,
-                                                  side_agreement)
+from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -160,15 +159,10 @@ VALUE_RANK_FEATURES = RANK_FEATURES[:3]  # the value head's listwise stage: a va
 def slot_rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float],
                        answers: Sequence[tuple[float, ...]]) -> np.ndarray:
     """The slot head's listwise features (``RANK_FEATURES``): ``rank_features`` and, per pair, its answer-kind and
-    trip-end agreement (``answer_features``)."""
+    trip-end agreement (``answer_types.AnswerFit.features``)."""
     extra = len(RANK_FEATURES) - 4
     return np.concatenate([rank_features(z, sentence_ids, zreq),
                            np.asarray(answers, dtype=np.float64).reshape(-1, extra)], axis=1)
-
-
-def answer_features(sentence: str, slots: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
-    """Per slot: answer-kind agreement, then trip-end agreement (``answer_types``)."""
-    return [a + b for a, b in zip(answer_agreement(sentence, slots), side_agreement(sentence, slots))]
 
 
 def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float]) -> np.ndarray:
@@ -319,14 +313,14 @@ class Heads:
         score of each slot, then a listwise stage (how far the slot stands above the others of the schema, how
         much the sentence reads as a request, and whether the question asks for the kind of value it holds); a slot
         of the other end of the trip than the question's, or holding another kind of value than it asks for, yields
-        to the slots that fit (``answer_types.exclusive_answers``)."""
+        to the slots that fit (``answer_types.AnswerFit.exclusive``)."""
         if not slots or not sentence.strip():
             return {}
         z = self._pair_scores(sentence, slots)
         zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
-        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), answer_features(sentence, slots)) @ self.rank_w \
-            + self.rank_b
-        p = exclusive_answers(sentence, slots, sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
+        fit = answer_fit(sentence, slots)
+        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ self.rank_w + self.rank_b
+        p = fit.exclusive(sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
     def _pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
@@ -523,5 +517,5 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
 
 __all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "schema_slots", "slot_text", "question_sentences", "request_units",
            "clauses", "mention_units", "pair_features", "FORMAT",
-           "RANK_FEATURES", "rank_features", "slot_rank_features", "answer_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
+           "RANK_FEATURES", "rank_features", "slot_rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]
