@@ -301,3 +301,64 @@ def test_yes_no_keyword_matches_its_singular_in_a_compound(minilm):
     fin = _uv_final(FLATS, "I'd also like assistance finding an apartment in that area.",
                     {"area": "Concord", "pets_allowed": "True"}, history=[("agent", "Concord it is.")])
     assert fin["pets_allowed"].decision != Decision.FALSE
+
+
+# --- paraphrased yes/no, "no preference" and categorical values (dev, all clean turns: UV flags 129 -> 106) ---------
+HOTEL = _spec("Inns_2:FindInn", [
+    _slot("city", "City where the inn is"),
+    _slot("wifi", "Whether the inn offers wifi to guests", ["True", "False"]),
+], ["city"])
+TRANSFER = _spec("Bank_9:SendMoney", [
+    _slot("recipient", "Name of the person receiving the money"),
+    _slot("receiving_account_type", "Type of account the money goes to", ["checking", "savings"]),
+], ["recipient"])
+FARES = _spec("Air_8:FindFares", [
+    _slot("origin", "City the flight leaves from"),
+    _slot("seat_class", "Class of the seat on the flight", ["Economy", "Premium Economy", "Business"]),
+], ["origin"])
+# SGD dev's own wording of the rental-car type slot (the sentences below are dev turns of that service)
+RENTAL = _spec("Rent_3:GetCars", [
+    _slot("pickup_location", "Place to pick up the car"),
+    _slot("type", "Category to which rental car belongs", ["Compact", "Standard", "Full-size"]),
+], ["pickup_location"])
+
+
+def test_hyphenated_keyword_speaks_of_its_yes_no_slot(minilm):
+    """SGD dev: "with Wi-Fi" speaks of a slot whose keyword is "wifi" (tokens "wi", "fi" matched nothing)."""
+    from sage_core.evaluator.text.normalize import word_forms
+    assert ("wifi", 36, 41) in word_forms("I'd rather have a 4 star hotel with Wi-Fi.")
+    fin = _uv_final(HOTEL, "I'd rather have a 4 star hotel with Wi-Fi.", {"city": "Napa", "wifi": "True"},
+                    history=[("agent", "Napa has 3 hotels.")])
+    assert fin["wifi"].decision == Decision.FALSE
+
+
+@pytest.mark.parametrize("spec,user,slot,words", [
+    (TRANSFER, "Please send 1220 dollars to Justin to any of his accounts that works.", "receiving_account_type",
+     "any of his accounts"),  # SGD dev
+    (FARES, "I need a flight leaving Chicago, any class ticket, on 8th of this month.", "seat_class", "any class"),
+])
+def test_any_followed_by_the_slots_own_word_leaves_it_open(minilm, spec, user, slot, words):
+    from sage_core.evaluator.text.slot_keywords import open_choice_span
+    sp = open_choice_span(user, spec, slot)
+    assert sp is not None and user[sp[0]:sp[1]] == words
+    first = spec.required[0]
+    fin = _uv_final(spec, user, {first: "Justin" if spec is TRANSFER else "Chicago", slot: "dontcare"})
+    assert fin[slot].decision == Decision.FALSE
+
+
+def test_any_without_the_slots_word_is_no_open_choice():
+    from sage_core.evaluator.text.slot_keywords import open_choice_span
+    assert open_choice_span("Is there any flight from Denver?", FARES, "seat_class") is None
+    assert open_choice_span("Send it to Justin, any time today.", TRANSFER, "receiving_account_type") is None
+
+
+def test_value_the_value_head_ranks_first_in_a_turn_about_the_slot_is_undecided(minilm):
+    """SGD dev: "a spacious vehicle" is Full-size in words no alias lists. The value head ranks Full-size first
+    (below its 0.8 support level) and the mention head reads the turn as speaking of the type: undecided, not
+    unsupported. A turn that does not speak of the type keeps the unsupported verdict."""
+    fin = _uv_final(RENTAL, "Do you have some other alternative? I'd like a spacious vehicle.",
+                    {"pickup_location": "SD", "type": "Full-size"}, history=[("agent", "I found a Camry at SD.")])
+    assert fin["type"].decision == Decision.ABSTAIN
+    fin = _uv_final(RENTAL, "Do you have some other alternative?", {"pickup_location": "SD", "type": "Full-size"},
+                    history=[("agent", "I found a Camry at SD.")])
+    assert fin["type"].decision == Decision.TRUE

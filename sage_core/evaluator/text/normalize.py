@@ -84,6 +84,23 @@ def tokens(text: str) -> list[str]:
     return list(_tokens(text))
 
 
+def word_forms(text: str) -> list[tuple[str, int, int]]:
+    """``tokens_with_spans`` plus, after each run of hyphen-joined tokens, the run written as one word: a keyword
+    spelt solid in a schema ("wifi") is spelt with a hyphen by users ("Wi-Fi", "e-mail")."""
+    toks = tokens_with_spans(text)
+    out: list[tuple[str, int, int]] = []
+    i = 0
+    while i < len(toks):
+        j = i
+        while j + 1 < len(toks) and text[toks[j][2]:toks[j + 1][1]] == "-":
+            j += 1
+        out.extend(toks[i:j + 1])
+        if j > i:
+            out.append(("".join(t for t, _, _ in toks[i:j + 1]), toks[i][1], toks[j][2]))
+        i = j + 1
+    return out
+
+
 @lru_cache(maxsize=8192)
 def _tokens(text: str) -> tuple[str, ...]:
     """Memo of ``tokens``: slot names, descriptions and values are tokenised again for every sentence and slot."""

@@ -153,3 +153,30 @@ def bool_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_
     """Words whose mention means the user talks about a yes/no slot (outdoor, laundry, insurance...)."""
     return [k for k, w in slot_keywords(spec, slot, profile) if w >= 0.6 and len(k) > 3 and " " not in k
             and k not in GENERIC_BOOL_WORDS]
+
+
+_ANY_DETERMINERS = frozenset({"the", "my", "his", "her", "their", "your", "our", "its", "them"})
+
+
+def open_choice_span(text: str, spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE
+                     ) -> tuple[int, int] | None:
+    """Where ``text`` leaves the choice of the slot open by naming the slot after "any" ("any class ticket", "any
+    price range", "to any of his accounts", "any airline"): a "no preference" said with the slot's own words, which
+    no fixed phrase lists. At most one word between "any" (or "any of the / my / ...") and a keyword of the slot."""
+    kws = [k for k, w in slot_keywords(spec, slot, profile) if w >= 0.45 and " " not in k and len(k) > 3]
+    if not kws:
+        return None
+    from sage_core.evaluator.text.normalize import tokens_with_spans
+    toks = tokens_with_spans(text)
+    for i, (t, a, _) in enumerate(toks):
+        if t != "any":
+            continue
+        j = i + 1
+        if j < len(toks) and toks[j][0] == "of":
+            j += 1
+        if j < len(toks) and toks[j][0] in _ANY_DETERMINERS:
+            j += 1
+        for w, _, b in toks[j:j + 2]:
+            if any(keyword_match(w, k) for k in kws):
+                return a, b
+    return None

@@ -43,6 +43,7 @@ from sage_core.evaluator.text.normalize import (
     tokens,
     tokens_with_spans,
     values_match,
+    word_forms,
 )
 from sage_core.evaluator.text.sentences import (
     asks_about_offer,
@@ -372,7 +373,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
             continue
         kws = bool_keywords(spec, slot, profile)
         hit = None
-        for tok, a, b in tokens_with_spans(text):
+        for tok, a, b in word_forms(text):  # "Wi-Fi" is also "wifi"
             if any(tok.startswith(k[:6]) for k in kws):
                 hit = (tok, a, b)
                 break

@@ -353,6 +353,13 @@ class Heads:
         (``value_candidates``): "I need a spacious car" supports type = Full-size over Compact / Standard;
         "somewhere child-friendly" supports good_for_kids = yes. None when the file has no value head, u_t is
         empty or there is nothing to compare with."""
+        probs = self.value_probs(user, slot, description, candidates)
+        return None if probs is None else probs[0]
+
+    def value_probs(self, user: str, slot: str, description: str, candidates: Sequence[str]
+                    ) -> Optional[list[float]]:
+        """``value_support`` of every candidate at once (the listwise features do not depend on the order of the
+        candidates): which value of the slot the head reads u_t as saying most."""
         user = (user or "").strip()
         if self.value_mlp is None or not user or len(candidates) < 2:
             return None
@@ -361,9 +368,9 @@ class Heads:
         u = e[user].astype(np.float64)
         v = np.stack([e[c] for c in claims]).astype(np.float64)
         z = mlp_logits(self.value_mlp, pair_features(u, v))[:, 0]
-        r = rank_features(z, [0] * len(z), [0.0] * len(z))[0, :len(VALUE_RANK_FEATURES)]
-        sc = float(r @ self.value_rank_w + self.value_rank_b)
-        return round(float(sigmoid(np.asarray(self.value_platt[0] * sc + self.value_platt[1]))), 6)
+        r = rank_features(z, [0] * len(z), [0.0] * len(z))[:, :len(VALUE_RANK_FEATURES)]
+        sc = r @ self.value_rank_w + self.value_rank_b
+        return np.round(sigmoid(self.value_platt[0] * sc + self.value_platt[1]), 6).tolist()
 
     def mention_probs(self, user: str, slots: list[tuple[str, str]]) -> Optional[dict[str, float]]:
         """Calibrated p(u_t gives a value for the slot), for every (name, description) in ``slots``: whether the
