@@ -282,8 +282,8 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
                 "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)}
         if heads is not None and a.source == "head" and a.slot not in legal and legal:
             # how surely the slot head told this slot from the best legal one (S2 abstains when barely)
-            from sage_core.evaluator.text.heads import schema_slots
-            rival = heads.legal_rival(turn.agent, a.slot, sorted(legal), schema_slots(spec))
+            from sage_core.evaluator.text.heads import request_slots
+            rival = heads.legal_rival(turn.agent, a.slot, sorted(legal), request_slots(spec))
             if rival is not None:
                 args["legal_rival"], args["legal_gap"] = rival
         out.append(Criterion(

@@ -49,6 +49,11 @@ def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
                 required=required, optional={k: str(v) for k, v in optional.items()},
                 is_transactional=bool(it.get("is_transactional", False)),
                 result_slots=list(it.get("result_slots", []) or []), source=path))
+    by_service: dict[str, set] = {}
+    for sp in specs:
+        by_service.setdefault(sp.service, set()).update(sp.intent_slots)
+    for sp in specs:  # every intent of a service shares its slots (and so which of them users give)
+        sp.user_slots = frozenset(by_service[sp.service])
     registry = WorkflowRegistry(specs, source=path)
     registry.format = "sgd-schema"
     return registry

@@ -32,8 +32,8 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.answer_types import answer_fit
 from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, mlp_logits, pair_features, question_sentences,
-                                           rank_features, request_units, schema_slots, sigmoid, slot_rank_features,
-                                           slot_text)
+                                           rank_features, request_slots, request_units, schema_slots, sigmoid,
+                                           slot_rank_features, slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -77,17 +77,21 @@ def _row_key(row) -> tuple:
 
 
 def collect(folder: Path, n_replies: int, n_requests: int, seed: int,
-            units: Callable[[str], list[str]] = question_sentences) -> Split:
+            units: Callable[[str], list[str]] = question_sentences,
+            slots_of: Callable = schema_slots) -> Split:
     """A seeded sample of annotated agent replies (acts) and request sentences (slots) of one split; ``units``
     cuts a reply into the pieces the slot head scores (train: whole question sentences, whose labels are exact;
-    dev: ``request_units``, as the evaluator scores them, so the threshold is chosen on what inference does)."""
+    dev: ``request_units``, as the evaluator scores them, so the threshold is chosen on what inference does);
+    ``slots_of`` gives the slots each sentence is scored against (train: every slot of the schema, result slots
+    being negatives the pair MLP learns from; dev: ``request_slots``, as the evaluator scores them: dev AP of
+    requested pairs 0.932 -> 0.943 with the head fitted on every slot, 0.927 with train restricted as well)."""
     turns, reg = _load(folder)
     rows = []
     for t in turns:
         if t.agent_acts is None or not (t.agent or "").strip():
             continue
         spec = reg.get(t.workflow)
-        slots = schema_slots(spec)
+        slots = slots_of(spec)
         req = frozenset(a.slot for a in t.agent_acts if a.act == "REQUEST" and a.slot in spec.slots)
         rows.append((t.agent.strip(), frozenset(a.act for a in t.agent_acts), tuple(slots), req))
     rows = sorted(set(rows), key=_row_key)
@@ -393,7 +397,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     t0 = time.perf_counter()
     sgd = Path(data) / "sgd"
     train = collect(sgd / "train", sizes["train_replies"], sizes["train_requests"], SEED)
-    dev = collect(sgd / "dev", sizes["dev_replies"], sizes["dev_requests"], SEED + 1, units=request_units)
+    dev = collect(sgd / "dev", sizes["dev_replies"], sizes["dev_requests"], SEED + 1, units=request_units,
+                  slots_of=request_slots)
     log(f"train: {len(train.replies)} replies, {len(train.sentences)} request-candidate sentences; "
         f"dev: {len(dev.replies)} / {len(dev.sentences)} ({time.perf_counter() - t0:.1f} s)")
     if embed is None:

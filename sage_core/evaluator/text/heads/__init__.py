@@ -63,6 +63,12 @@ def schema_slots(spec) -> list[tuple[str, str]]:
     return [(s, spec.slots[s].description) for s in sorted(spec.slots)]
 
 
+def request_slots(spec) -> list[tuple[str, str]]:
+    """The slots the slot head scores a request against: ``schema_slots`` less those no workflow of the service takes
+    from the user (``WorkflowSpec.user_slots``), which no agent asks for."""
+    return [(s, d) for s, d in schema_slots(spec) if spec.requestable(s)]
+
+
 def slot_text(name: str, description: str) -> str:
     """How a slot is put to the encoder: its name in words and its description."""
     words = re.sub(r"[_\-]+", " ", name).strip()
@@ -522,7 +528,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
     return h
 
 
-__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "schema_slots", "slot_text", "question_sentences", "request_units",
+__all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "schema_slots", "request_slots", "slot_text", "question_sentences", "request_units",
            "clauses", "mention_units", "pair_features", "FORMAT",
            "RANK_FEATURES", "rank_features", "slot_rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]

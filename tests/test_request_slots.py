@@ -1,0 +1,107 @@
+"""Which slots an agent can ask for: only those some workflow of the service takes from the user (an SGD-format
+schema's intent arguments; ``WorkflowSpec.user_slots``), and a question proposing one date or time for an open slot
+asks for it. The sentences are SGD **dev** agent turns (never test); the schemas are in our own words."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sage_core.data.types import Turn
+from sage_core.evaluator.text.agent_acts import extract_agent_acts, proposal_requests
+from sage_core.evaluator.text.heads import load_heads, request_slots, schema_slots
+from sage_core.specs.sgd_format import load_sgd_schema
+from sage_core.specs.workflow import SlotSpec, WorkflowSpec
+
+# an SGD-format schema of our own, but for the result slot, which keeps SGD dev's name and description (the head ranks
+# it over the account type for "Which bank account would you like to know the balance of?", 0.62 vs 0.10): the
+# balance is a result, never an argument of an intent
+PURSE = [{
+    "service_name": "Purse_4", "description": "a bank",
+    "slots": [
+        {"name": "account_kind", "description": "Which of the user's accounts", "is_categorical": True,
+         "possible_values": ["checking", "savings"]},
+        {"name": "account_balance", "description": "The balance in the specified account", "is_categorical": False},
+        {"name": "payee", "description": "Person who gets the money", "is_categorical": False},
+        {"name": "sum", "description": "How much money to move", "is_categorical": False},
+    ],
+    "intents": [
+        {"name": "SeeBalance", "required_slots": ["account_kind"], "optional_slots": {},
+         "result_slots": ["account_kind", "account_balance"]},
+        {"name": "MoveMoney", "required_slots": ["account_kind", "payee", "sum"], "optional_slots": {},
+         "result_slots": ["account_kind", "payee", "sum"]},
+    ],
+}]
+
+
+@pytest.fixture(scope="module")
+def purse(tmp_path_factory):
+    p = tmp_path_factory.mktemp("schema") / "schema.json"
+    p.write_text(json.dumps(PURSE))
+    return load_sgd_schema(p)
+
+
+@pytest.fixture(scope="module")
+def heads(minilm):
+    return load_heads()
+
+
+def test_sgd_schema_marks_the_slots_users_give(purse):
+    see = purse.get("Purse_4:SeeBalance")
+    # every intent of the service shares the service's argument slots, result-only slots are not among them
+    assert see.user_slots == frozenset({"account_kind", "payee", "sum"})
+    assert see.requestable("payee") and not see.requestable("account_balance")
+    assert [n for n, _ in request_slots(see)] == ["account_kind", "payee", "sum"]
+    assert [n for n, _ in schema_slots(see)] == ["account_balance", "account_kind", "payee", "sum"]
+
+
+def test_spec_without_user_slots_lets_every_slot_be_requested():
+    spec = WorkflowSpec("S_1:I", "S_1", "I", "", {"a": SlotSpec("a", "first"), "b": SlotSpec("b", "second")}, ["a"])
+    assert spec.user_slots is None and [n for n, _ in request_slots(spec)] == ["a", "b"]
+
+
+@pytest.mark.parametrize("reply", ["Which account should I check?", "Which bank account would you like to know the "
+                                   "balance of?", "What account do you want me to check?"])  # SGD dev
+def test_a_question_about_the_account_never_requests_the_balance(purse, heads, reply):
+    spec = purse.get("Purse_4:SeeBalance")
+    t = Turn("d:1", "d", spec.id, [], "I want to check my balance.", reply, {}, {}, None, None)
+    asked = {a.slot for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"}
+    assert "account_balance" not in asked
+    p = heads.requested(reply, request_slots(spec))
+    assert "account_balance" not in p and max(p, key=p.get) == "account_kind"
+
+
+def _rental():
+    def s(name, desc):
+        return SlotSpec(name, desc)
+    return WorkflowSpec("Wheels_2:Rent", "Wheels_2", "Rent", "", {
+        "start_day": s("start_day", "Date the car is collected"),
+        "end_day": s("end_day", "Date the car is returned"),
+        "collect_time": s("collect_time", "Time the car is collected"),
+        "town": s("town", "City to collect the car in"),
+    }, ["town", "start_day", "end_day", "collect_time"])
+
+
+@pytest.mark.parametrize("reply,state,slot", [
+    ("Is the departure day March 12th?", {"end_day": "March 14th"}, "start_day"),  # dev; one open date slot
+    ("Until March 7th?", {}, "end_day"),  # dev; the trip end decides between two open date slots
+    ("Okay, on March 7th?", {"start_day": "March 5th"}, "end_day"),  # dev
+])
+def test_a_question_proposing_a_date_requests_the_open_date_slot(heads, reply, state, slot):
+    spec = _rental()
+    t = Turn("d:1", "d", spec.id, [], "I need a car.", reply, dict(state), dict(state), None, None)
+    assert [s for s, _ in proposal_requests(t, spec, heads)] == [slot]
+    acts = extract_agent_acts(t, spec, heads=heads)
+    assert slot in {a.slot for a in acts if a.act == "REQUEST"}
+
+
+@pytest.mark.parametrize("reply,state", [
+    ("What time do you want to leave on March 7th?", {}),  # dev: asks for the time, proposes no date
+    ("Is there anything else I can do for you today?", {}),  # dev: "today" proposes nothing
+    ("Is the arrival day March 12th?", {"start_day": "March 12th", "end_day": "March 14th"}),  # the value is held
+    ("Do you want it from March 2nd to March 4th?", {}),  # two dates: a confirmation of a range, not one proposal
+])
+def test_questions_that_propose_no_single_open_value_request_nothing_by_this_rule(heads, reply, state):
+    spec = _rental()
+    t = Turn("d:1", "d", spec.id, [], "I need a car.", reply, dict(state), dict(state), None, None)
+    assert proposal_requests(t, spec, heads) == []
