@@ -52,6 +52,7 @@ from sage_core.evaluator.text.normalize import (
 from sage_core.evaluator.text.sentences import sentences
 from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, slot_keywords
 from sage_core.evaluator.text.user_values import (
+    drop_values_in_asking_questions,
     extract_user_values,
     grounded_user_values,
 )
@@ -178,6 +179,8 @@ def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACT
         uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
     else:
         uvs = extract_user_values(turn, spec, floor, profile)
+        if heads is not None:  # values read in a question that asks about the offer are no values
+            uvs = drop_values_in_asking_questions(uvs, turn.user, heads)
     if turn.agent_acts is not None:
         acts = [a for a in turn.agent_acts if a.confidence >= floor]
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from functools import lru_cache
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import Turn, UserValue
@@ -55,6 +55,9 @@ from sage_core.evaluator.text.sentences import (
 )
 from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords, stem
 from sage_core.specs.workflow import WorkflowSpec
+
+if TYPE_CHECKING:
+    from sage_core.evaluator.text.heads import Heads
 
 
 def capitalised_runs(text: str) -> list[tuple[str, Span]]:
@@ -418,4 +421,26 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
     out = [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]
     if calibrated:
         out = [dataclasses.replace(uv, confidence=EXTRACTION_PRECISION.get(uv.confidence, uv.confidence)) for uv in out]
+    return out
+
+
+# a question that asks the agent to do something carries its constraints ("Can you find a therapist for me?"): the
+# informs head, which learned that "Can you find me a restaurant?" gives no value, read it as asking (dev natural IUV)
+_ASKS_AGENT_TO_ACT = re.compile(r"^\W*(?:\w+[,.!]?\s+){0,3}?(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+                                r"(?:find|search|look|get|book|make|reserve|schedule|show|check|help|set|play|rent|"
+                                r"transfer|send|buy|add)\b", re.I)
+
+
+def drop_values_in_asking_questions(uvs: list[UserValue], text: str, heads: "Heads") -> list[UserValue]:
+    """Extracted values whose words sit in a question the informs head reads as asking about the offer, not giving
+    a value ("Does their menu have vegetarian food?", "Is it a cheap place pricewise?"), are dropped; values read
+    elsewhere, or without a span (a yes to the agent's question), stay. Without an informs head nothing changes."""
+    if heads is None or getattr(heads, "informs_mlp", None) is None:
+        return uvs
+    out = []
+    for uv in uvs:
+        sent = sentence_of(text, uv.span).strip() if uv.span else ""
+        if sent.endswith("?") and not _ASKS_AGENT_TO_ACT.search(sent) and heads.question_asks(sent):
+            continue
+        out.append(uv)
     return out

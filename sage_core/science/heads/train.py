@@ -51,7 +51,8 @@ DEV_PRECISION = {"acts": 0.95, "slots": 0.93}
 # for the slot head; on dev the 4,000 / 2,500 of before gave CONFIRM|NOTIFY_SUCCESS recall 0.849 and requested-slot
 # recall 0.726, all of train 0.922 / 0.737 (dev precision 0.966 / 0.942)
 SIZES = {"train_replies": 25000, "train_requests": 7000, "dev_replies": 2000, "dev_requests": 1000,
-         "train_values": 4000, "dev_values": 2000, "train_mentions": 12000, "dev_mentions": 3000}
+         "train_values": 4000, "dev_values": 2000, "train_mentions": 12000, "dev_mentions": 3000,
+         "train_questions": 6000, "dev_questions": 2000}
 
 
 @dataclass
@@ -212,6 +213,25 @@ def mention_strings(rows) -> list[str]:
         for n, d in slots:
             out.update(_renderings(n, d))
     return sorted(out)
+
+
+# user questions: a one-sentence user turn ending in "?", labelled by whether its annotated INFORM acts give any value.
+# "Can you find 1 room at a 2 star hotel?" gives values; "Does their menu have vegetarian food?" asks about the offer
+# and gives none, though a keyword extractor reads a value in it (vegetarian).
+def collect_user_questions(folder: Path, n: int, seed: int) -> list[tuple[str, int]]:
+    """(question, gives a value) rows of one split, seeded; the same question with both labels stays twice."""
+    from sage_core.evaluator.text.sentences import sentences
+    turns, _ = _load(folder)
+    rows = set()
+    for t in turns:
+        if t.user_values is None:
+            continue
+        sents = [x.strip() for x, _ in sentences(t.user or "") if x.strip()]
+        if len(sents) == 1 and sents[0].endswith("?"):
+            rows.add((sents[0], int(bool(t.user_values))))
+    out = sorted(rows)
+    random.Random(seed).shuffle(out)
+    return sorted(out[:n])
 
 
 def _renderings(name: str, desc: str) -> list[str]:
@@ -462,6 +482,10 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     mdev = collect_mentions(sgd / "dev", sizes["dev_mentions"], SEED + 1)
     emb.update(_rounded(embed, mention_strings(mtrain + mdev)))
     mentions = fit_mention_head(mtrain, mdev, emb, log)
+    qtrain = collect_user_questions(sgd / "train", sizes["train_questions"], SEED)
+    qdev = collect_user_questions(sgd / "dev", sizes["dev_questions"], SEED + 1)
+    emb.update(_rounded(embed, sorted({q for q, _ in qtrain + qdev})))
+    informs = fit_informs_head(qtrain, qdev, emb, log)
     log(f"slot head: {len(ys)} train pairs, rank w={np.round(rank.coef_[0], 3).tolist()} platt=({sa:.3f}, {sb:.3f}) "
         f"threshold={st} ({time.perf_counter() - t0:.1f} s)")
     return {
@@ -474,6 +498,7 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                   "platt": _r((sa, sb)), "threshold": st},
         "values": values,
         "mentions": mentions,
+        "informs": informs,
         "meta": {"fitted_on": "train split annotations", "chosen_and_calibrated_on": "dev split",
                  "seed": SEED, "sizes": {"train_replies": len(train.replies), "train_sentences": len(train.sentences),
                                          "dev_replies": len(dev.replies), "dev_sentences": len(dev.sentences)},
@@ -482,6 +507,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                  "slot_head": {"hidden": SLOT_HIDDEN, "iters": SLOT_ITERS, "alpha": SLOT_ALPHA},
                  "mention_head": {"hidden": MENTION_HIDDEN, "iters": MENTION_ITERS, "alpha": MENTION_ALPHA,
                                   "train_utterances": len(mtrain), "dev_utterances": len(mdev)},
+                 "informs_head": {"hidden": INFORMS_HIDDEN, "iters": INFORMS_ITERS, "alpha": INFORMS_ALPHA,
+                                  "train_questions": len(qtrain), "dev_questions": len(qdev)},
                  "value_head": {"hidden": VALUE_HIDDEN, "iters": VALUE_ITERS, "alpha": VALUE_ALPHA,
                                 "train_groups": len(vtrain), "dev_groups": len(vdev)},
                  "dev_precision_for_thresholds": DEV_PRECISION},
@@ -534,6 +561,37 @@ def fit_mention_head(mtrain, mdev, emb: dict, log: Callable[[str], None]) -> dic
         f"platt=({a:.3f}, {b:.3f}); dev log-loss {_logloss(p, yd):.4f}; dev P/R/F1 at 0.5 / 0.8 / 0.9: {pr}")
     return {"features": "u*v, |u-v|, cos(u, v); u = user utterance, v = slot_text(name, description)",
             "mlp": {kk: _r(v) for kk, v in params.items()}, "platt": _r((a, b))}
+
+
+INFORMS_HIDDEN, INFORMS_ITERS, INFORMS_ALPHA = 64, 40, 1e-3
+# the informs head's threshold: below it a question is read as asking, not giving a value, when on dev at least this
+# share of the questions read so give none
+ASKS_PRECISION = 0.97
+
+
+def fit_informs_head(qtrain, qdev, emb: dict, log: Callable[[str], None]) -> dict:
+    """The informs head: an MLP on the question's embedding, p(the user question gives a value), fitted on train,
+    Platt on dev; its threshold is the largest of 0.05, 0.10, ... 0.50 at which the dev questions scored below it
+    give no value at ``ASKS_PRECISION`` or better."""
+    X = np.stack([emb[q] for q, _ in qtrain]).astype(np.float64)
+    y = np.asarray([lab for _, lab in qtrain])
+    Xd = np.stack([emb[q] for q, _ in qdev]).astype(np.float64)
+    yd = np.asarray([lab for _, lab in qdev])
+    params = _mlp_params(_mlp(X, y, INFORMS_ALPHA, INFORMS_HIDDEN, INFORMS_ITERS))
+    zd = mlp_logits(params, Xd)[:, 0]
+    a, b = _platt(zd, yd)
+    p = sigmoid(a * zd + b)
+    thr = 0.0
+    for t in (round(0.05 * i, 2) for i in range(1, 11)):
+        asks = p < t
+        if asks.sum() and float(np.mean(yd[asks] == 0)) >= ASKS_PRECISION:
+            thr = t
+    asks = p < thr
+    log(f"informs head: {len(qtrain)} train questions ({int(y.sum())} giving a value), {len(qdev)} dev; "
+        f"platt=({a:.3f}, {b:.3f}); threshold {thr}: dev questions read as asking {int(asks.sum())}, of which "
+        f"{int(np.sum(asks & (yd == 1)))} give a value; {int(np.sum(yd == 0))} dev questions give none")
+    return {"features": "u = the user question's embedding", "mlp": {kk: _r(v) for kk, v in params.items()},
+            "platt": _r((a, b)), "threshold": thr}
 
 
 def write_heads(artifact: dict, out: Path) -> None:

@@ -14,7 +14,10 @@ and committed as ``heads.json`` beside this file (plain JSON weights: no pickle,
   the trip the slot is (origin or destination; ``slot_rank_features``, ``answer_types``). Each clause of a multi-part question is scored as well (``request_units``);
 - **slot-mention head** (optional in the file): u_t against every slot of the schema (``slot_text``): p(u_t gives
   a value for the slot at all), whatever the value; Platt-calibrated. Used by S2's UV check for yes/no slots and
-  "no preference" values said in words no keyword list has (``verify.s2_symbolic.MENTION_MIN``);
+  "no preference" values said in words no keyword list has (``verify.s2_symbolic``'s mention verdict);
+- **informs head** (optional in the file): a one-sentence user question -> p(it gives a value) ("Can you find 1
+  room at a 2 star hotel?") rather than asking about the offer ("Does their menu have vegetarian food?"); values the
+  rules read in a question the head reads as asking are dropped (``user_values.drop_values_in_asking_questions``);
 - **value-support head** (optional in the file): u_t against every value of a categorical slot, each as
   ``value_claim`` text; a pair MLP, then a listwise logistic over the slot's values (``VALUE_RANK_FEATURES``):
   p(u_t says this value rather than another), for values no word of which occurs in the dialogue ("games" for
@@ -257,6 +260,11 @@ class Heads:
     # for the slot at all), whatever the value or its polarity
     mention_mlp: Optional[dict] = None
     mention_platt: tuple = (1.0, 0.0)
+    # the informs head (optional in the file): user question -> p(it gives a value), MLP, Platt-calibrated; below
+    # informs_threshold (dev-chosen) the question asks rather than informs
+    informs_mlp: Optional[dict] = None
+    informs_platt: tuple = (1.0, 0.0)
+    informs_threshold: float = 0.0
     # per-process memos (bounded LRU): the slot matrix of each schema, and the act logits of recent texts
     # (a reply is scored by act_probs, again by requested() when it has no "?", and as its own question
     # sentence). Same inputs, same float64 products: the memos change no number.
@@ -393,6 +401,20 @@ class Heads:
         p = sigmoid(self.mention_platt[0] * z + self.mention_platt[1])
         return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
 
+    def informs(self, question: str) -> Optional[float]:
+        """Calibrated p(a user's question gives a value); None without an informs head or text."""
+        question = (question or "").strip()
+        if self.informs_mlp is None or not question:
+            return None
+        e = self._embed([question])[question].astype(np.float64)
+        z = float(mlp_logits(self.informs_mlp, e[None, :])[0, 0])
+        return round(float(sigmoid(np.asarray(self.informs_platt[0] * z + self.informs_platt[1]))), 6)
+
+    def question_asks(self, question: str) -> bool:
+        """The user's question asks about the offer and gives no value (``informs`` below its dev threshold)."""
+        p = self.informs(question)
+        return p is not None and p < self.informs_threshold
+
     def asks_for_value(self, sentence: str) -> bool:
         """The act head reads the sentence as a request for a value. A question is not one when the act head
         decides (at its own threshold) that it performs one of ``NON_REQUEST_QUESTION_ACTS`` more than REQUEST
@@ -521,6 +543,14 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             h.mention_platt = tuple(float(x) for x in md["platt"])
         if len(h.mention_platt) != 2 or not all(math.isfinite(x) for x in h.mention_platt):
             raise _fail(p, "malformed mention head")
+    if d.get("informs") is not None:
+        with _reading(p, "informs head"):
+            fd = d["informs"]
+            h.informs_mlp = _mlp(fd, DIM, 1, p)
+            h.informs_platt = tuple(float(x) for x in fd["platt"])
+            h.informs_threshold = float(fd["threshold"])
+        if len(h.informs_platt) != 2 or not all(math.isfinite(x) for x in (h.informs_threshold, *h.informs_platt)):
+            raise _fail(p, "malformed informs head")
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
         raise _fail(p, "malformed slot head")
     if embed is None:
