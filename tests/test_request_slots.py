@@ -105,3 +105,29 @@ def test_questions_that_propose_no_single_open_value_request_nothing_by_this_rul
     spec = _rental()
     t = Turn("d:1", "d", spec.id, [], "I need a car.", reply, dict(state), dict(state), None, None)
     assert proposal_requests(t, spec, heads) == []
+
+
+# SGD dev's own wording of a bus service's slots (the head ranks the leaving time first for "And what time would you
+# like to leave?" but at 0.69, under its threshold)
+BUS = WorkflowSpec("Coach_1:FindCoach", "Coach_1", "FindCoach", "", {
+    "from_location": SlotSpec("from_location", "City where bus is leaving from"),
+    "to_location": SlotSpec("to_location", "City where bus is going to"),
+    "leaving_date": SlotSpec("leaving_date", "Date of bus leaving for journey"),
+    "leaving_time": SlotSpec("leaving_time", "Time of bus leaving for journey"),
+    "travelers": SlotSpec("travelers", "Number of travelers for journey", True, ["1", "2", "3", "4"], "categorical"),
+}, ["from_location", "to_location", "leaving_date"], {"travelers": "1"})
+
+
+@pytest.mark.parametrize("reply", ["And what time would you like to leave?", "At what time?"])  # SGD dev
+def test_a_question_naming_the_kind_only_one_slot_holds_requests_it(heads, reply):
+    slots = request_slots(BUS)
+    p = heads.slot_probs(reply, slots)
+    assert max(p, key=p.get) == "leaving_time" and p["leaving_time"] < heads.slot_threshold  # the head alone misses it
+    t = Turn("d:1", "d", BUS.id, [], "I need a bus.", reply, {}, {}, None, None)
+    asked = {a.slot: a for a in extract_agent_acts(t, BUS, heads=heads) if a.act == "REQUEST"}
+    assert "leaving_time" in asked and asked["leaving_time"].source == "head"
+
+
+def test_a_count_question_is_not_matched_by_kind_alone(heads):
+    """"How many days ...?" names a count; the only count slot here is of travellers, which it does not ask for."""
+    assert heads.kind_matched("How many days do you plan on being there?", request_slots(BUS), 0.0) == {}

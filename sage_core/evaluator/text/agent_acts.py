@@ -247,6 +247,13 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
     found = {s: p for s, p in requested.items() if p >= thr and not _states_value(turn.agent, known.get(s))}
     for s in sorted(found, key=lambda k: (-found[k], k)):
         acts.append(AgentAct("REQUEST", s, None, found[s], source="head"))
+    if KIND_MATCH_CONFIDENCE >= floor:
+        with single_thread_blas():
+            matched = heads.kind_matched(turn.agent, slots, KIND_MATCH_MIN)
+        for s in sorted(matched):
+            if s not in found and not _states_value(turn.agent, known.get(s)):
+                found[s] = KIND_MATCH_CONFIDENCE
+                acts.append(AgentAct("REQUEST", s, None, KIND_MATCH_CONFIDENCE, source="head"))
     wrong_end = _other_end_slots(turn.agent, spec)
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
         if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT and slot not in wrong_end:
@@ -335,6 +342,14 @@ def proposal_requests(turn: Turn, spec: WorkflowSpec, heads: Optional["Heads"] =
                 continue
         out.append((open_slots[0][0], (off + span[0], off + span[1])))
     return out
+
+
+# a question naming a kind of value exactly one requestable slot holds, when the slot head ranks that slot first but
+# under its threshold ("And what time would you like to leave?" at 0.69, "At what time?" at 0.50): a request of it
+# from p >= KIND_MATCH_MIN. Dev, every 2nd turn: 45 of 46 such units right at 0.3 (40 / 41 at 0.4); the one
+# "wrong" is "What time do you intend to depart?" annotated as the date. Confidence: that precision, capped at 0.95
+KIND_MATCH_MIN = 0.3
+KIND_MATCH_CONFIDENCE = 0.95
 
 
 # a keyword request the slot head did not confirm is kept only from this rule confidence up

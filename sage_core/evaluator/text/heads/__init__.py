@@ -66,6 +66,9 @@ def schema_slots(spec) -> list[tuple[str, str]]:
     return [(s, spec.slots[s].description) for s in sorted(spec.slots)]
 
 
+QUANTITY_KINDS = frozenset({"COUNT", "AMOUNT", "DURATION"})  # answer kinds whose question needs its noun to say which
+
+
 def request_slots(spec) -> list[tuple[str, str]]:
     """The slots the slot head scores a request against: ``schema_slots`` less those no workflow of the service takes
     from the user (``WorkflowSpec.user_slots``), which no agent asks for."""
@@ -442,6 +445,25 @@ class Heads:
                 if p > best.get(n, -1.0):
                     best[n] = p
         return best
+
+    def kind_matched(self, text: str, slots: list[tuple[str, str]], floor: float) -> dict[str, float]:
+        """Slot -> p for request units whose question names a kind of value exactly one of ``slots`` holds ("At what
+        time?" with one time slot) when that slot is also the head's top slot, from ``floor`` up (below the head's
+        own threshold, the kind agreement is the evidence that decides). Not for counts and amounts ("How many days
+        will you stay?" in a schema whose only count is of travellers)."""
+        out: dict[str, float] = {}
+        for sent in self._asking_units(text):
+            probs = self.slot_probs(sent, slots)
+            fit = answer_fit(sent, slots)
+            if not fit.asked_kinds or fit.asked_kinds & QUANTITY_KINDS:
+                continue  # "How many days ...?" names a count, but which count only its noun says
+            agree = [n for (n, _), (a, _) in zip(slots, fit.kind_agreement()) if a]
+            if len(agree) != 1 or not probs:
+                continue
+            top = max(sorted(probs), key=lambda n: probs[n])
+            if top == agree[0] and probs[top] >= floor and probs[top] > out.get(top, -1.0):
+                out[top] = probs[top]
+        return out
 
     def _asking_units(self, text: str) -> list[str]:
         """The request units (``request_units``) the slot head scores: none when the reply has no question and
