@@ -259,21 +259,8 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
         if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT and slot not in wrong_end:
             found[slot] = conf
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
-    _add_choice_requests(acts, turn, spec, known, set(found), floor, requested)
-    _add_proposal_requests(acts, turn, spec, floor, heads)
+    _add_rule_requests(acts, turn, spec, floor, requested, heads)
     return acts
-
-
-def _add_proposal_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, floor: float,
-                           heads: Optional["Heads"] = None) -> None:
-    """REQUEST acts of value proposals (``proposal_requests``) not found otherwise."""
-    if PROPOSAL_REQUEST_CONFIDENCE < floor:
-        return
-    have = {a.slot for a in acts if a.act == "REQUEST"}
-    for slot, _ in proposal_requests(turn, spec, heads):
-        if slot not in have:
-            have.add(slot)
-            acts.append(AgentAct("REQUEST", slot, None, PROPOSAL_REQUEST_CONFIDENCE, source="rule"))
 
 
 def _other_end_slots(text: str, spec: WorkflowSpec) -> set[str]:
@@ -283,15 +270,23 @@ def _other_end_slots(text: str, spec: WorkflowSpec) -> set[str]:
     return {s for s, other in zip(spec.slots, fit.other_end()) if other}
 
 
-def _add_choice_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, known: dict, have: set, floor: float,
-                         slot_probs: Optional[dict[str, float]] = None) -> None:
-    """REQUEST acts of alternative questions (``choice_question_slots``) not found otherwise."""
-    if CHOICE_QUESTION_CONFIDENCE < floor:
-        return
-    for slot, _ in choice_question_slots(turn.agent, spec, slot_probs):
-        if slot not in have and not _states_value(turn.agent, known.get(slot)):
-            have.add(slot)
-            acts.append(AgentAct("REQUEST", slot, None, CHOICE_QUESTION_CONFIDENCE, source="rule"))
+def _add_rule_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, floor: float,
+                       slot_probs: Optional[dict[str, float]] = None, heads: Optional["Heads"] = None) -> None:
+    """REQUEST acts of alternative questions (``choice_question_slots``), then of value proposals
+    (``proposal_requests``), for slots no act of ``acts`` requests yet, at each rule's confidence."""
+    have = {a.slot for a in acts if a.act == "REQUEST"}
+    known = {**turn.state_before, **turn.state_after}
+
+    def add(found: list[tuple[str, Span]], confidence: float) -> None:
+        for slot, _ in found:
+            if slot not in have and not _states_value(turn.agent, known.get(slot)):
+                have.add(slot)
+                acts.append(AgentAct("REQUEST", slot, None, confidence, source="rule"))
+
+    if CHOICE_QUESTION_CONFIDENCE >= floor:
+        add(choice_question_slots(turn.agent, spec, slot_probs), CHOICE_QUESTION_CONFIDENCE)
+    if PROPOSAL_REQUEST_CONFIDENCE >= floor:
+        add(proposal_requests(turn, spec, heads), PROPOSAL_REQUEST_CONFIDENCE)
 
 
 # a question proposing one date or time for an open slot asks for that slot ("Would you like the car from March 7th?",
@@ -336,8 +331,8 @@ def proposal_requests(turn: Turn, spec: WorkflowSpec, heads: Optional["Heads"] =
             if len(agree) == 1:
                 open_slots = agree
             elif heads is not None:
-                z = heads._pair_scores(sent.strip(), open_slots)
-                open_slots = [open_slots[int(max(range(len(z)), key=lambda i: (float(z[i]), -i)))]]
+                z = heads.pair_scores(sent.strip(), open_slots)
+                open_slots = [open_slots[max(range(len(z)), key=lambda i: z[i])]]  # the first of equal best
             else:
                 continue
         out.append((open_slots[0][0], (off + span[0], off + span[1])))
@@ -366,12 +361,9 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
     if cue and cue[1] >= floor:
         acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     known = {**turn.state_before, **turn.state_after}
-    have = set()
     wrong_end = _other_end_slots(turn.agent, spec)
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
         if conf >= floor and slot not in wrong_end:
-            have.add(slot)
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
-    _add_choice_requests(acts, turn, spec, known, have, floor)
-    _add_proposal_requests(acts, turn, spec, floor)
+    _add_rule_requests(acts, turn, spec, floor)
     return acts

@@ -15,7 +15,7 @@ from sage_core.evaluator.text.lexicon import (
     STOP,
     TYPE_HINTS,
 )
-from sage_core.evaluator.text.normalize import tokens
+from sage_core.evaluator.text.normalize import tokens, tokens_with_spans
 from sage_core.specs.workflow import WorkflowSpec
 
 
@@ -166,7 +166,6 @@ def open_choice_span(text: str, spec: WorkflowSpec, slot: str, profile: CorpusPr
     kws = [k for k, w in slot_keywords(spec, slot, profile) if w >= 0.45 and " " not in k and len(k) > 3]
     if not kws:
         return None
-    from sage_core.evaluator.text.normalize import tokens_with_spans
     toks = tokens_with_spans(text)
     for i, (t, a, _) in enumerate(toks):
         if t != "any":

@@ -435,7 +435,7 @@ def drop_values_in_asking_questions(uvs: list[UserValue], text: str, heads: "Hea
     """Extracted values whose words sit in a question the informs head reads as asking about the offer, not giving
     a value ("Does their menu have vegetarian food?", "Is it a cheap place pricewise?"), are dropped; values read
     elsewhere, or without a span (a yes to the agent's question), stay. Without an informs head nothing changes."""
-    if heads is None or getattr(heads, "informs_mlp", None) is None:
+    if heads is None or heads.informs_mlp is None:
         return uvs
     out = []
     for uv in uvs:

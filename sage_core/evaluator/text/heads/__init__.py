@@ -268,11 +268,13 @@ class Heads:
     informs_mlp: Optional[dict] = None
     informs_platt: tuple = (1.0, 0.0)
     informs_threshold: float = 0.0
-    # per-process memos (bounded LRU): the slot matrix of each schema, and the act logits of recent texts
-    # (a reply is scored by act_probs, again by requested() when it has no "?", and as its own question
-    # sentence). Same inputs, same float64 products: the memos change no number.
+    # per-process memos (bounded LRU): the slot matrix of each schema, the act logits of recent texts (a reply is
+    # scored by act_probs, again by requested() when it has no "?", and as its own question sentence), and the slot
+    # probabilities of recent request units (requested(), kind_matched() and legal_rival() score the same units of a
+    # reply). Same inputs, same float64 products: the memos change no number.
     _slot_v: "LruDict[np.ndarray]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
     _logits: "LruDict[np.ndarray]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
+    _unit_p: "LruDict[dict]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
 
     # --- encoder --------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -333,14 +335,18 @@ class Heads:
         to the slots that fit (``answer_types.AnswerFit.exclusive``)."""
         if not slots or not sentence.strip():
             return {}
-        z = self._pair_scores(sentence, slots)
-        zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
-        fit = answer_fit(sentence, slots)
-        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ self.rank_w + self.rank_b
-        p = fit.exclusive(sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
-        return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
+        key = (sentence, tuple(slots))
+        probs = self._unit_p.get(key)
+        if probs is None:
+            z = self.pair_scores(sentence, slots)
+            zreq = float(self._act_logits(sentence)[self.acts.index("REQUEST")])
+            fit = answer_fit(sentence, slots)
+            s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ self.rank_w + self.rank_b
+            p = fit.exclusive(sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
+            probs = self._unit_p.put(key, dict(zip((n for n, _ in slots), np.round(p, 6).tolist())))
+        return dict(probs)
 
-    def _pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
+    def pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
         """The slot head's pair score (logit, before the listwise stage) of the sentence against each slot."""
         v = self._slot_matrix(sentence, slots)
         u = self._embed([sentence])[sentence].astype(np.float64)
@@ -360,7 +366,7 @@ class Heads:
         for sent in self._asking_units(text):
             p = self.slot_probs(sent, slots)[slot]
             if best is None or p > best[0]:
-                z = self._pair_scores(sent, slots)
+                z = self.pair_scores(sent, slots)
                 rival = max((n for n in names if n in legal), key=lambda n: (float(z[names.index(n)]), n))
                 best = (p, rival, float(z[names.index(slot)] - z[names.index(rival)]))
         return None if best is None else (best[1], round(best[2], 6))
