@@ -9,9 +9,12 @@ finds in rewarded dialogues with the hand-checked sample in
 ``benchmarks/tau_hand_check.yaml`` and its checked precision.
 
 Dialogue prediction: failure iff any step is labelled failure. Dialogue score
-(for AUROC): noisy-OR over the failing steps, 1 - prod(1 - pi * (0.5 + 0.5 c_i)),
-pi = 0.5 (``sage_core.science.dialogue_score``, where the choice is argued). The
-earlier score (maximum over steps of 0.5 +- 0.5 c) is printed for comparison.
+(for AUROC): noisy-OR over the failing steps, 1 - prod(1 - pi_i c_i), pi_i = 0.5 for
+a step that can change the outcome record (a write that took effect, a dropped
+request) and 0.25 for one that cannot (``sage_core.science.dialogue_score``, where
+the choice is argued). AUROC is printed with a bootstrap interval, and apart for the
+development half (tasks 0-11: where this round's rules and the prior were chosen)
+and the other half. The earlier scores are printed for comparison.
 Predicted decisive step: the first failing consequential call that took effect
 (the tool did not answer with an error); else, for a dialogue predicted failed,
 its last step (an omission).
@@ -36,10 +39,27 @@ import yaml  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 
-def dialogue_scores(verdicts, pi: float = 0.5) -> tuple[bool, float]:
-    """(failed?, score): failed iff a step fails; score = noisy-OR over failing steps (science.dialogue_score)."""
-    from sage_core.science.dialogue_score import noisy_or_score
-    return any(v.label.value == "failure" for v in verdicts), noisy_or_score(verdicts, pi)
+DEV_TASKS = range(0, 12)  # development half: this round's rules and the dialogue-score prior were chosen on it
+
+
+def dialogue_scores(turns, verdicts, consequential, pi: float = 0.5) -> tuple[bool, float]:
+    """(failed?, score): failed iff a step fails; score = noisy-OR over failing steps, steps that cannot change the
+    outcome record at the smaller prior (science.dialogue_score)."""
+    from sage_core.science.dialogue_score import noisy_or_score, outcome_effects
+    return (any(v.label.value == "failure" for v in verdicts),
+            noisy_or_score(verdicts, pi, effects=outcome_effects(turns, verdicts, consequential)))
+
+
+def auroc_ci(y, s, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """AUROC with a 95 % percentile bootstrap interval over dialogues (resamples with one class skipped)."""
+    y, s = np.asarray(y), np.asarray(s, dtype=float)
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(n_boot):
+        i = rng.integers(0, len(y), len(y))
+        if 0 < y[i].sum() < len(i):
+            boots.append(roc_auc_score(y[i], s[i]))
+    return roc_auc_score(y, s), float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))
 
 
 def predicted_step(turns, verdicts, consequential) -> int | None:
@@ -77,16 +97,20 @@ def main() -> int:
     refs = {d: dialogue_reference(dialogues[d], consequential) for d in ids}
     y = np.array([int(refs[d].failed) for d in ids])
     from sage_core.science.dialogue_score import max_step_score, noisy_or_score
-    pred, score, steps, n_failing, max_score, pi_sens = [], [], {}, [], [], {0.25: [], 0.75: []}
+    pred, score, steps, n_failing, max_score, flat = [], [], {}, [], [], []
+    pi_sens: dict[float, list[float]] = {0.0: [], 0.1: [], 0.5: []}
+    from sage_core.science.dialogue_score import PI_NO_EFFECT, outcome_effects
     for d in ids:
         vs = [vmap[t.turn_id] for t in dialogues[d]]
-        f, s = dialogue_scores(vs)
+        f, s = dialogue_scores(dialogues[d], vs, consequential)
         pred.append(int(f))
         score.append(s)
         n_failing.append(sum(v.label.value == "failure" for v in vs))
         max_score.append(max_step_score(vs))
+        flat.append(noisy_or_score(vs))
+        eff = outcome_effects(dialogues[d], vs, consequential)
         for p_ in pi_sens:
-            pi_sens[p_].append(noisy_or_score(vs, p_))
+            pi_sens[p_].append(noisy_or_score(vs, effects=eff, pi_no_effect=p_))
         steps[d] = predicted_step(dialogues[d], vs, consequential)
     pred = np.array(pred)
     any_write = np.array([int(any(t.meta["step"].get("tool") in consequential for t in dialogues[d])) for d in ids])
@@ -102,9 +126,20 @@ def main() -> int:
         m = prf(y, p)
         auc = roc_auc_score(y, s) if s is not None and len(set(s)) > 1 else float("nan")
         print(f"  {name:32s} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {np.mean(p == y):6.3f} {auc:6.3f}")
+    auc, lo, hi = auroc_ci(y, score)
+    print(f"  AUROC {auc:.3f}, 95 % bootstrap interval over dialogues [{lo:.3f}, {hi:.3f}]")
     print(f"  AUROC of other dialogue scores: earlier max over steps {roc_auc_score(y, max_score):.3f}; "
-          f"noisy-OR pi=0.25 {roc_auc_score(y, pi_sens[0.25]):.3f}, pi=0.75 {roc_auc_score(y, pi_sens[0.75]):.3f}; "
-          f"number of failing steps {roc_auc_score(y, n_failing):.3f}")
+          f"noisy-OR with every failing step at pi=0.5 {roc_auc_score(y, flat):.3f}; steps without effect at "
+          + ", ".join(f"{p_:g}: {roc_auc_score(y, v):.3f}" for p_, v in pi_sens.items())
+          + f" (used: {PI_NO_EFFECT:g}); number of failing steps {roc_auc_score(y, n_failing):.3f}")
+    task_of = np.array([int(d.split("-")[0][4:]) for d in ids])
+    for name, mask in ((f"tasks {DEV_TASKS.start}-{DEV_TASKS.stop - 1} (development half)", np.isin(task_of, DEV_TASKS)),
+                       (f"tasks {DEV_TASKS.stop}-{task_of.max()} (held out this round)", ~np.isin(task_of, DEV_TASKS))):
+        if 0 < y[mask].sum() < mask.sum():
+            m = prf(y[mask], pred[mask])
+            auc, lo, hi = auroc_ci(y[mask], np.array(score)[mask])
+            print(f"  {name}: {mask.sum()} dialogues ({int(y[mask].sum())} failed): P {m['precision']:.3f} "
+                  f"R {m['recall']:.3f} AUROC {auc:.3f} [{lo:.3f}, {hi:.3f}]")
 
     print("\nDecisive step (failed dialogues, reference from gold actions):")
     kinds = Counter(r.kind for r in refs.values() if r.failed)

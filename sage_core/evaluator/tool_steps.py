@@ -55,6 +55,7 @@ MARGIN_IUV_AGREES = 0.8
 MARGIN_PC_WEAK = 0.5  # confirmation only implicit ("sure", "please do") or details only partly listed
 MARGIN_WNF_REPLY = 0.6  # a request extracted from the reply text
 MARGIN_DROPPED = 0.6  # the user asked for a write that no call carried out, and the agent neither refused nor handed off
+MARGIN_PREFERENCE = 0.6  # the user's stated preference ("the cheapest") against the options the agent's searches returned
 LISTED_SHARE = 0.5  # share of the call's checkable values the agent's listing must restate
 
 EXPLICIT_YES = re.compile(r"\b(yes|yeah|yep|yup|confirm|confirmed|i confirm|proceed|go ahead|do it|approved?)\b", re.I)
@@ -254,6 +255,7 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
                              f"the call passes {path}, which the tool's schema does not define"))
     out.extend(_record_rule_criteria(turn, spec, ctx, cid))
     out.extend(_must_ask(turn, spec, ctx, cid))
+    out.extend(_option_preferences(turn, spec, ctx, cid))
     if spec.consequential and step.get("is_error"):
         out.append(Criterion(cid("UV", "(call)"), FailureClass.UV,
                              {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
@@ -475,9 +477,183 @@ def _must_ask(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
     return out
 
 
+# a preference the user softens in the same sentence is no constraint ("direct flights, but one stop is also fine")
+PREFERENCE_SOFTENED = re.compile(r"\b(fine|ok|okay|don'?t mind|do not mind|acceptable|either way|not necessarily|"
+                                 r"doesn'?t matter|does not matter|whatever)\b", re.I)
+
+
+def stated_preference(ctx: StepContext, words: list[str]) -> Optional[str]:
+    """The user's latest sentence stating one of ``words`` as a wish: any inflection, not negated just before
+    ("not necessarily the cheapest"), not softened in the same sentence."""
+    found = None
+    for text in ctx.user_texts:
+        for sent, _ in sentences(text):
+            if not PREFERENCE_SOFTENED.search(sent) and any(
+                    request_phrase_in(w, sent, nouns_too=True) for w in words):
+                found = sent.strip()
+    return found
+
+
+def _fill(template: str, args: dict[str, Any]) -> Optional[str]:
+    """``prices.{cabin}`` with the call's ``cabin`` argument; None when the call lacks it."""
+    missing = [k for k in re.findall(r"\{(\w+)\}", template) if not str(args.get(k, "")).strip()]
+    return None if missing else re.sub(r"\{(\w+)\}", lambda m: str(args[m.group(1)]), template)
+
+
+def _number_at(obj: Any, path: Optional[str]) -> Optional[float]:
+    if path is None:
+        return None
+    for part in path.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return parse_number(str(obj)) if not isinstance(obj, bool) else None
+
+
+def searched_options(ctx: StepContext, rule: dict[str, Any]) -> dict[str, list[list[dict[str, Any]]]]:
+    """Options the agent's searches returned, grouped by search (the same arguments: one group, whichever of the
+    ``options_from`` tools ran): an option is a list of parts; a part without a key field takes it from the search's
+    arguments (a date searched for)."""
+    groups: dict[str, list[list[dict[str, Any]]]] = {}
+    for c in ctx.calls:
+        if c.tool not in rule["options_from"] or not c.ok:
+            continue
+        try:
+            out = json.loads(c.output or "")
+        except ValueError:
+            continue
+        if not isinstance(out, list):
+            continue
+        g = groups.setdefault(json.dumps(c.args, sort_keys=True, default=str), [])
+        for opt in out:
+            parts = [opt] if isinstance(opt, dict) else opt if isinstance(opt, list) else []
+            if parts and all(isinstance(p, dict) for p in parts):
+                g.append([{**{k: c.args[k] for k in rule["keys"] if k in c.args}, **p} for p in parts])
+    return groups
+
+
+def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """IUV per preference the user stated ("the cheapest", "nonstop") and a call that picks searched options: the
+    call ignores it when an available option of the same search has less of what the preference minimises (price
+    summed over the parts, or the number of parts). Only options the agent's own searches returned are compared."""
+    out = []
+    args = turn.state_after
+    for i, rule in enumerate(spec.policy.option_preferences):
+        if spec.tool not in rule["tools"]:
+            continue
+        keys, arg = rule["keys"], rule["arg"]
+        picked = {tuple(str(args.get(f"{arg}[{n}].{k}", "")) for k in keys) for n in range(spec.policy.max_items * 4)
+                  if any(str(args.get(f"{arg}[{n}].{k}", "")).strip() for k in keys)}
+        groups = searched_options(ctx, rule)
+        if not picked or not groups:
+            continue
+
+        def key_of(part: dict[str, Any]) -> tuple[str, ...]:
+            return tuple(str(part.get(k, "")) for k in keys)
+
+        avail_path = _fill(rule["available"], args) if rule.get("available") else None
+        for k, pref in enumerate(rule["prefer"]):
+            sent = stated_preference(ctx, pref["words"])
+            if sent is None:
+                continue
+            path = None if pref["least"] == "@parts" else _fill(pref["least"], args)
+
+            def cost(opt: list[dict[str, Any]]) -> Optional[float]:
+                if pref["least"] == "@parts":
+                    return float(len(opt))
+                vals = [_number_at(p, path) for p in opt]
+                return None if any(v is None for v in vals) else float(sum(vals))
+
+            chosen_any, better = False, []
+            for opts in groups.values():
+                chosen = [o for o in opts if all(key_of(p) in picked for p in o)]
+                if not chosen:
+                    continue
+                chosen_any = True
+                rivals = [(cost(o), o) for o in opts if o not in chosen and cost(o) is not None and (
+                    avail_path is None or all((_number_at(p, avail_path) or 0) > 0 for p in o))]
+                for o in chosen:
+                    c = cost(o)
+                    best = min(rivals, key=lambda x: x[0], default=None)
+                    if c is not None and best is not None and best[0] < c:
+                        better.append((o, c, best[1], best[0]))
+            if not chosen_any:
+                continue
+            def name(opt: list[dict[str, Any]]) -> str:
+                return " + ".join(key_of(p)[0] for p in opt)
+
+            why = "; ".join(f"{name(o)} ({c:g}) where {name(b)} ({bc:g}) was available" for o, c, b, bc in better)
+            out.append(Criterion(cid("IUV", f"preference:{i}:{k}"), FailureClass.IUV,
+                                 {"slot": f"preference:{pref['words'][0]}", "value": pref["words"][0],
+                                  "sentence": sent, "violated": bool(better), "why": why, "least": pref["least"],
+                                  "tool_step": True, "rule": "option_preference"},
+                                 "user", None, f"the user asked for the {pref['words'][0]} option ({sent!r}); "
+                                               f"the call picks {why}"))
+    return out
+
+
 def _phrase_in(phrase: str, text: str) -> bool:
     p = " ".join(tokens(phrase))
     return bool(p) and f" {p} " in " " + " ".join(tokens(text)) + " "
+
+
+# endings of an inflected or derived form of a request verb ("cancelling", "cancellation", "modifying")
+_INFLECTIONS = ("s", "es", "ing", "ling", "ation", "ations", "lation", "lations")
+# (no past forms: "I booked it", "cancelled by the airline", "canceled reservations" report, they do not ask)
+REQUEST_GAP = 2  # words allowed between two words of a request phrase ("change my *return* flight")
+NEGATION_REACH = 3  # a negation this many words before the phrase negates it ("I don't want to cancel")
+
+
+def word_form_of(token: str, word: str) -> bool:
+    """``token`` is ``word`` or a present / -ing / -ation form of it (cancel: cancels, cancelling, cancellation;
+    change: changes, changing; modify: modifies, modifying, modification)."""
+    if token == word:
+        return True
+    if len(word) < 3:
+        return False
+    if token.startswith(word) and token[len(word):] in _INFLECTIONS:
+        return True
+    if word.endswith("e") and token.startswith(word[:-1]) and token[len(word) - 1:] in ("ing", "es", "ation"):
+        return True
+    return word.endswith("y") and token.startswith(word[:-1]) and token[len(word) - 1:] in (
+        "ies", "ying", "ication", "ications")
+
+
+def request_phrase_in(phrase: str, text: str, nouns_too: bool = False) -> bool:
+    """A user asks for something in ``phrase``'s words: each word in order, in any inflected form, with at most
+    ``REQUEST_GAP`` other words between two of them ("I'd like to change my return flight" for "change my
+    flight", "would cancelling be an option" for "cancel"), not a derived form used as a noun ("my booking"), and
+    no negation just before the first word (a negation elsewhere in the sentence, "I don't have the id, but I
+    want to cancel", does not count). ``nouns_too``: a preference ("the cheapest") is a noun phrase."""
+    want, toks = tokens(phrase), tokens(text)
+    if not want:
+        return False
+    for start, tok in enumerate(toks):
+        if not word_form_of(tok, want[0]):
+            continue
+        pos, ok = start, True
+        for w in want[1:]:
+            nxt = next((j for j in range(pos + 1, min(len(toks), pos + 2 + REQUEST_GAP)) if word_form_of(toks[j], w)),
+                       None)
+            if nxt is None:
+                ok = False
+                break
+            pos = nxt
+        noun = tok != want[0] and start > 0 and toks[start - 1] in NOUN_DETERMINERS  # "my booking", "the cancellation"
+        if ok and (nouns_too or not noun) \
+                and not any(NEGATION.fullmatch(t) for t in toks[max(0, start - NEGATION_REACH):start]):
+            return True
+    return False
+
+
+# an inflected / derived request word after one of these is a noun, which asks for nothing ("my booking", "why the
+# cancellation ..."); the policy's own words match as written ("my shipping address")
+NOUN_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "its",
+                              "original", "previous", "current", "last", "earlier", "existing"})
+# the user takes a request back ("I'll hold off on making any changes", "never mind", "let's not proceed")
+WITHDRAWAL = re.compile(r"\b(hold off|never ?mind|forget (?:it|about it)|(?:do not|don'?t|not|won'?t|will not) (?:want to |wish to |be able to )?"
+                        r"(?:proceed|go ahead|make (?:any|the|these) changes?)|let'?s not|i'?ll pass|"
+                        r"(?:keep|leave) (?:it|things|everything|my \w+) (?:as it is|as is|unchanged)|no changes)\b", re.I)
 
 
 def events(turn: Turn) -> list[tuple[str, str]]:
@@ -499,10 +675,11 @@ def user_requests(turn: Turn, spec: Any) -> dict[str, tuple[str, bool]]:
         if who != "user":
             continue
         for sent, _ in sentences(text):
-            if NEGATION.search(sent):
+            if WITHDRAWAL.search(sent):
+                found.clear()  # every request made so far is taken back; a later one counts again
                 continue
             for tool, words in spec.policy.request_words.items():
-                if any(_phrase_in(w, sent) for w in words):
+                if any(request_phrase_in(w, sent) for w in words):
                     found[tool] = (sent.strip(), i)
     out = {}
     for tool, (sent, i) in found.items():
@@ -735,6 +912,8 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
         if c.args["done"]:
             return _v(Decision.FALSE, f"{c.args['value']} was carried out", "agent")
         return _abstain(Stage.S1, "the request was not carried out; whether it was declined needs the text (S2)")
+    if rule == "option_preference":
+        return _abstain(Stage.S1, "whether the user's stated preference binds this choice needs the text (S2)")
     if rule == "one_call_per_message":
         bad, why = one_call_decision(c.args)
         return _v(Decision.TRUE if bad else Decision.FALSE, why, "agent")
@@ -821,6 +1000,12 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
                                      "those conditions")
         return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
                                              "out and the agent neither declined nor handed off", "user")
+    if a.get("rule") == "option_preference":
+        if a["violated"]:
+            return _decide(-MARGIN_PREFERENCE, tau, f"the user asked for the {a['value']} option ({a['sentence']!r}); "
+                                                    f"the call picks {a['why']}", "tool")
+        return _decide(MARGIN_PREFERENCE, tau, f"the user asked for the {a['value']} option; no option the same "
+                                               "searches returned beats the call's on it", "tool")
     if c.type == FailureClass.IUV:
         if str(a["call_value"]).lower() == str(a["value"]).lower():
             return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")

@@ -20,12 +20,22 @@ cause of the dialogue's failure:
 Unlike the max, the score grows with every further failing step (several
 independent breaches make a failed outcome likelier); with equal confidences it
 orders dialogues exactly as the number of failing steps does, for any ``pi``.
+
+**Steps that cannot change the outcome.** Where the outcome is a record (tau-bench's
+reward compares the final database state), a failing step that cannot change that
+record (a reply, a lookup, a write the tool rejected) is a weaker cause than a write
+that took effect or a request the agent left undone. ``effects`` marks the steps that
+can (``outcome_effects``: a consequential call the tool did not reject, or a step
+whose failing criteria include a dropped request); the others get the smaller prior
+``PI_NO_EFFECT``. Chosen on the development half of the tau-bench file (tasks 0-11)
+from {0.5, 0.25, 0.1, 0.05, 0}; the other half is reported apart (docs/benchmarks.md).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 DEFAULT_PI = 0.5
+PI_NO_EFFECT = 0.25  # prior of a failing step that cannot change the outcome record (chosen on tasks 0-11)
 
 
 def _label(v: Any) -> str:
@@ -53,15 +63,40 @@ def step_failure_probability(v: Any) -> float:
     return 0.5
 
 
-def noisy_or_score(verdicts: Iterable[Any], pi: float = DEFAULT_PI) -> float:
-    """The dialogue score above, in [0, 1); 0.0 for a dialogue without a failing step."""
+def noisy_or_score(verdicts: Iterable[Any], pi: float = DEFAULT_PI, effects: Optional[Iterable[bool]] = None,
+                   pi_no_effect: float = PI_NO_EFFECT) -> float:
+    """The dialogue score above, in [0, 1); 0.0 for a dialogue without a failing step. With ``effects`` (one bool
+    per verdict), a failing step without effect on the outcome counts with ``pi_no_effect`` instead of ``pi``."""
     if not 0.0 < pi < 1.0:
         raise ValueError("pi must be in (0, 1): at 1 a single certain failing step saturates the score")
+    if not 0.0 <= pi_no_effect <= pi:
+        raise ValueError("pi_no_effect must be in [0, pi]: a step that cannot change the outcome is no likelier "
+                         "a cause than one that can")
+    verdicts = list(verdicts)
+    flags = [True] * len(verdicts) if effects is None else list(effects)
+    if len(flags) != len(verdicts):
+        raise ValueError(f"effects has {len(flags)} entries for {len(verdicts)} verdicts")
     keep = 1.0
-    for v in verdicts:
+    for v, eff in zip(verdicts, flags):
         if _label(v) == "failure":
-            keep *= 1.0 - pi * step_failure_probability(v)
+            keep *= 1.0 - (pi if eff else pi_no_effect) * step_failure_probability(v)
     return 1.0 - keep
+
+
+def outcome_effects(turns: Iterable[Any], verdicts: Iterable[Any], consequential: Iterable[str]) -> list[bool]:
+    """Per step of a tool-calling dialogue: can it change the outcome record? A consequential call the tool did
+    not reject (``meta["step"]``: kind, tool, is_error), or a step with a failing dropped-request criterion (the
+    write the user asked for is missing from the record)."""
+    cons = set(consequential)
+    out = []
+    for t, v in zip(turns, verdicts):
+        st = (getattr(t, "meta", None) or {}).get("step") or {}
+        write = st.get("kind") == "tool_call" and st.get("tool") in cons and not st.get("is_error")
+        dropped = any(getattr(getattr(tr, "final", None), "decision", None) is not None
+                      and tr.final.decision.value == "true" and tr.criterion.args.get("rule") == "dropped_request"
+                      for tr in getattr(v, "traces", None) or [])
+        out.append(bool(write or dropped))
+    return out
 
 
 def max_step_score(verdicts: Iterable[Any]) -> float:
@@ -69,4 +104,5 @@ def max_step_score(verdicts: Iterable[Any]) -> float:
     return max((step_failure_probability(v) for v in verdicts), default=0.0)
 
 
-__all__ = ["noisy_or_score", "max_step_score", "step_failure_probability", "DEFAULT_PI"]
+__all__ = ["noisy_or_score", "outcome_effects", "max_step_score", "step_failure_probability", "DEFAULT_PI",
+           "PI_NO_EFFECT"]

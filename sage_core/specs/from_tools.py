@@ -69,6 +69,15 @@ record_rules:                       # rules on a write checked against the recor
     not_started: {field: legs, date: date}   # no item of the record's list dated before `now`
 must_ask:                           # argument -> words: an earlier agent reply (or the user) must have raised it
   place_order.insurance: [insurance]
+option_preferences:                 # the user's stated preference among the options the agent's searches returned
+  - tools: [place_order]            #  (IUV when the call picks one that another option of the same search beats)
+    arg: items                      # the call's array whose items pick options
+    keys: [item_id]                 # item fields that identify a part of an option
+    options_from: [search_items]    # their outputs: a list of options, an option one part or a list of parts
+    available: "stock.{speed}"      # optional: a part whose field here is 0 is no option ({x}: the call's argument x)
+    prefer:                         # words the user says -> what an option must have least of
+      - {words: [cheapest, lowest price], least: "price.{speed}"}   # a part's field, summed over the option
+      - {words: [nonstop, direct], least: "@parts"}                  # the number of parts
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -112,6 +121,7 @@ class ToolPolicy:
     now: Optional[str] = None  # the policy's current time (ISO), for record rules with within_hours
     record_rules: list[dict[str, Any]] = field(default_factory=list)  # checks of a write against a looked-up record
     must_ask: dict[str, list[str]] = field(default_factory=dict)  # tool.argument -> words the agent must have asked with
+    option_preferences: list[dict[str, Any]] = field(default_factory=list)  # user preferences among searched options
     source: str = ""
 
     def prerequisites(self, tool: str) -> list[str]:
@@ -144,7 +154,8 @@ class ToolPolicy:
                 "handoff": list(self.handoff), "max_items": self.max_items,
                 "one_call_per_message": self.one_call_per_message, "now": self.now,
                 "record_rules": [dict(r) for r in self.record_rules],
-                "must_ask": {k: list(v) for k, v in self.must_ask.items()}}
+                "must_ask": {k: list(v) for k, v in self.must_ask.items()},
+                "option_preferences": [dict(r) for r in self.option_preferences]}
 
 
 @dataclass
@@ -306,7 +317,32 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
                       grounding=mapping("grounding"), free_text=lst("free_text"),
                       request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi,
                       one_call_per_message=ocpm, now=now, record_rules=rules,
-                      must_ask=mapping("must_ask"), source=file)
+                      must_ask=mapping("must_ask"), option_preferences=_option_preferences(
+                          raw.get("option_preferences") or [], file), source=file)
+
+
+def _option_preferences(raw: Any, file: str) -> list[dict[str, Any]]:
+    """Validate ``option_preferences`` (format in the module docstring)."""
+    if not isinstance(raw, list):
+        raise _err("'option_preferences' must be a list of rules", file, "option_preferences")
+
+    def names(v: Any) -> bool:
+        return isinstance(v, list) and bool(v) and all(isinstance(x, str) and x for x in v)
+
+    for i, r in enumerate(raw):
+        fld = f"option_preferences[{i}]"
+        if not (isinstance(r, dict) and names(r.get("tools")) and isinstance(r.get("arg"), str)
+                and names(r.get("keys")) and names(r.get("options_from"))
+                and isinstance(r.get("available", ""), str) and isinstance(r.get("prefer"), list) and r["prefer"]):
+            raise _err("an option preference needs 'tools', 'options_from' and 'keys' (lists of names), 'arg' (the "
+                       "call's array) and 'prefer' (a list of {words, least}); 'available' is an optional path",
+                       file, fld)
+        for k, pref in enumerate(r["prefer"]):
+            if not (isinstance(pref, dict) and names(pref.get("words")) and isinstance(pref.get("least"), str)
+                    and pref["least"]):
+                raise _err("a preference needs 'words' (list of phrases) and 'least' (a path in an option's parts, "
+                           "or @parts)", file, f"{fld}.prefer[{k}]")
+    return [dict(r) for r in raw]
 
 
 RECORD_CHECKS = ("not_below", "same_count", "allowed_if_any", "frozen", "allowance", "kind_limits", "not_started")
@@ -384,6 +420,8 @@ def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy
                         ("request_words", list(policy.request_words)), ("handoff", policy.handoff),
                         ("record_rules", [t for r in policy.record_rules for t in (r["tool"], r["record"])]),
                         ("must_ask", [k.split(".")[0] for k in policy.must_ask]),
+                        ("option_preferences", [t for r in policy.option_preferences
+                                                for t in list(r["tools"]) + list(r["options_from"])]),
                         ("requires_called", [t for k, v in policy.requires_called.items()
                                              for alt in ([k] if k != ALL_TOOLS else []) + v
                                              for t in alt.split("|")])):

@@ -1,0 +1,192 @@
+"""Tool-calling steps: how a user's request is read (inflections, gaps, negation, withdrawal), the user's stated
+preference among searched options (IUV), and the dialogue score's prior for steps that cannot change the outcome.
+Hand-written transcripts of a made-up trip shop, through the real cascade (S1 + offline S2)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sage_core import CascadeConfig, Evaluator
+from sage_core.corpora.agent_logs import load_agent_logs
+from sage_core.data.errors import SageInputError
+from sage_core.evaluator.tool_steps import request_phrase_in, word_form_of
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_user", "parameters": {
+        "type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}}},
+    {"type": "function", "function": {"name": "find_trips", "parameters": {
+        "type": "object", "properties": {"origin": {"type": "string"}, "day": {"type": "string"}},
+        "required": ["origin", "day"]}}},
+    {"type": "function", "function": {"name": "reserve_trip", "parameters": {
+        "type": "object", "properties": {
+            "user_id": {"type": "string"},
+            "seat": {"type": "string", "enum": ["coach", "first"]},
+            "legs": {"type": "array", "items": {"type": "object", "properties": {
+                "leg_no": {"type": "string"}, "day": {"type": "string"}}, "required": ["leg_no", "day"]}}},
+        "required": ["user_id", "seat", "legs"]}}},
+]
+POLICY = """service: trips
+consequential: [reserve_trip]
+requires_called: {reserve_trip: [get_user]}
+request_words: {reserve_trip: [reserve a trip, reserve]}
+option_preferences:
+  - tools: [reserve_trip]
+    arg: legs
+    keys: [leg_no, day]
+    options_from: [find_trips]
+    available: "seats.{seat}"
+    prefer:
+      - {words: [cheapest, lowest price], least: "fare.{seat}"}
+      - {words: [nonstop, direct], least: "@parts"}
+"""
+
+
+def leg(no, coach, first=900, seats=5):
+    return {"leg_no": no, "fare": {"coach": coach, "first": first}, "seats": {"coach": seats, "first": 2}}
+
+
+# one search: a direct leg T1 (300), a two-leg option T2 + T3 (120 + 100 = 220), a sold-out direct T4 (90)
+SEARCH = json.dumps([leg("T1", 300), [leg("T2", 120), leg("T3", 100)], leg("T4", 90, seats=0)])
+
+
+def call(cid, name, args):
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def out(cid, text):
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def trip(cid, wish, legs, seat="coach"):
+    return {"id": cid, "messages": [
+        {"role": "user", "content": f"Hi, I'm kim_7. I'd like to reserve a trip from Oslo on day 3. {wish}"},
+        call("u", "get_user", {"user_id": "kim_7"}), out("u", '{"user_id": "kim_7"}'),
+        call("f", "find_trips", {"origin": "Oslo", "day": "3"}), out("f", SEARCH),
+        {"role": "assistant", "content": f"I found a few options. Shall I reserve {' + '.join(legs)} on day 3 in "
+                                         f"{seat} for kim_7?"},
+        {"role": "user", "content": "Yes, go ahead."},
+        call("r", "reserve_trip", {"user_id": "kim_7", "seat": seat, "legs": [{"leg_no": n, "day": "3"}
+                                                                           for n in legs]}),
+        out("r", '{"ok": true}')]}
+
+
+@pytest.fixture()
+def run(tmp_path):
+    def _run(*convs, policy=POLICY):
+        logs = tmp_path / "logs.jsonl"
+        logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
+        (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+        (tmp_path / "policy.yaml").write_text(policy, encoding="utf-8")
+        turns, reg = load_agent_logs("openai", logs, tmp_path / "tools.json", tmp_path / "policy.yaml")
+        verdicts = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
+        return list(zip(turns, verdicts))
+    return _run
+
+
+def preference_traces(res, dialogue):
+    return [tr for t, v in res if t.dialogue_id == dialogue for tr in v.traces
+            if tr.criterion.args.get("rule") == "option_preference"]
+
+
+def test_request_words_in_any_form_with_gaps_and_local_negation():
+    assert word_form_of("cancelling", "cancel") and word_form_of("cancellation", "cancel")
+    assert word_form_of("changing", "change") and word_form_of("modifying", "modify")
+    assert not word_form_of("cancelled", "cancel")  # a past form reports, it does not ask
+    assert not word_form_of("bookkeeping", "book")
+    assert request_phrase_in("change my flight", "I need to change my return flight from Austin.")
+    assert request_phrase_in("cancel", "If that fails, would cancelling be an option?")
+    assert request_phrase_in("change my flight", "I don't have the number, but I'd like to change my flight.")
+    assert not request_phrase_in("cancel", "I don't want to cancel anything.")  # negated just before
+    assert not request_phrase_in("change my flight", "change it, my sister said, and then the flight")  # too far apart
+    assert not request_phrase_in("book", "My booking was made in May.")  # a noun after a determiner
+    assert request_phrase_in("cheapest", "I want the cheapest one.", nouns_too=True)
+
+
+def test_a_request_the_user_takes_back_is_not_dropped(run):
+    def ask(cid, last_user):
+        return {"id": cid, "messages": [
+            {"role": "user", "content": "Hi, I'm kim_7. Can you reserve a trip from Oslo for me?"},
+            {"role": "assistant", "content": "Sure, which day?"},
+            {"role": "user", "content": last_user},
+            {"role": "assistant", "content": "Alright. Have a nice day!"}]}
+
+    res = run(ask("kept", "Day 3, please."), ask("withdrawn", "That's above my budget, I'll hold off for now."),
+              ask("withdrawn2", "Never mind, thanks."))
+
+    def dropped(dialogue):
+        return [tr.final.decision.value for t, v in res if t.dialogue_id == dialogue for tr in v.traces
+                if tr.criterion.args.get("rule") == "dropped_request"]
+
+    assert dropped("kept") == ["true"]  # asked, never done, never declined
+    assert dropped("withdrawn") == [] and dropped("withdrawn2") == []
+
+
+def test_the_users_stated_preference_among_searched_options(run):
+    res = run(trip("pricey", "The cheapest option please.", ["T1"]),
+              trip("cheapest", "The cheapest option please.", ["T2", "T3"]),
+              trip("nonstop_ok", "I want a nonstop trip.", ["T1"]),
+              trip("nonstop_ignored", "I want a nonstop trip.", ["T2", "T3"]),
+              trip("softened", "Direct would be nice, but one stop is fine too.", ["T2", "T3"]),
+              trip("no_wish", "", ["T1"]),
+              trip("first_class", "The cheapest option please.", ["T1"], seat="first"))
+    tr = preference_traces(res, "pricey")
+    assert [(x.final.decision.value, x.final.stage.value) for x in tr] == [("true", "S2-symbolic")]
+    # T4 (90) is cheaper but sold out: the rival named is T2 + T3 (220)
+    assert "T1 (300)" in tr[0].final.rationale and "T2 + T3 (220)" in tr[0].final.rationale
+    assert [x.final.decision.value for x in preference_traces(res, "cheapest")] == ["false"]
+    assert [x.final.decision.value for x in preference_traces(res, "nonstop_ok")] == ["false"]
+    assert [x.final.decision.value for x in preference_traces(res, "nonstop_ignored")] == ["true"]
+    assert preference_traces(res, "softened") == [] and preference_traces(res, "no_wish") == []
+    # prices in the call's own seat class: first class T1 900 vs T2 + T3 1800
+    assert [x.final.decision.value for x in preference_traces(res, "first_class")] == ["false"]
+    label = {t.dialogue_id: v.label.value for t, v in res if t.meta["step"].get("tool") == "reserve_trip"}
+    assert label["pricey"] == "failure" and label["cheapest"] == "acceptable"
+
+
+def test_options_only_from_the_agents_own_searches(run):
+    c = trip("unsearched", "The cheapest option please.", ["T1"])
+    c["messages"] = [m for m in c["messages"] if not (m.get("tool_calls") and
+                                                      m["tool_calls"][0]["function"]["name"] == "find_trips")
+                     and m.get("tool_call_id") != "f"]
+    assert preference_traces(run(c), "unsearched") == []  # nothing to compare with
+
+
+def test_option_preference_policy_errors(tmp_path):
+    from sage_core.specs.from_tools import read_policy, registry_from_tools
+
+    p = tmp_path / "p.yaml"
+    for text, needle in [
+        ("option_preferences: {tools: [reserve_trip]}\n", "must be a list"),
+        ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no]}\n", r"option_preferences\[0\]"),
+        ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: [find_trips],\n"
+         "     prefer: [{words: [cheapest]}]}\n", r"option_preferences\[0\]\.prefer\[0\]"),
+    ]:
+        p.write_text(text, encoding="utf-8")
+        with pytest.raises(SageInputError, match=needle):
+            read_policy(p)
+    p.write_text("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: "
+                 "[find_flights], prefer: [{words: [cheapest], least: fare}]}\n", encoding="utf-8")
+    with pytest.raises(SageInputError, match="tool 'find_flights'"):
+        registry_from_tools(TOOLS, read_policy(p))
+
+
+def test_steps_that_cannot_change_the_outcome_weigh_less_in_the_dialogue_score(run):
+    from types import SimpleNamespace as V
+
+    from sage_core.science.dialogue_score import PI_NO_EFFECT, noisy_or_score, outcome_effects
+
+    fail = V(label="failure", confidence=1.0)
+    assert noisy_or_score([fail], effects=[True]) == pytest.approx(0.5)
+    assert noisy_or_score([fail], effects=[False]) == pytest.approx(PI_NO_EFFECT)
+    assert noisy_or_score([fail, fail], effects=[False, False]) < noisy_or_score([fail], effects=[True])
+    with pytest.raises(ValueError):
+        noisy_or_score([fail], effects=[True, False])
+    with pytest.raises(ValueError):
+        noisy_or_score([fail], pi_no_effect=0.9)
+    # on a real dialogue: the write that took effect can change the record, the lookups and the search cannot
+    res = run(trip("pricey", "The cheapest option please.", ["T1"]))
+    turns, verdicts = zip(*res)
+    eff = outcome_effects(turns, verdicts, ["reserve_trip"])
+    assert [t.meta["step"].get("tool") for t, e in zip(turns, eff) if e] == ["reserve_trip"]
