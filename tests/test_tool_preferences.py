@@ -39,15 +39,20 @@ option_preferences:
     prefer:
       - {words: [cheapest, lowest price], least: "fare.{seat}"}
       - {words: [nonstop, direct], least: "@parts"}
+      - {words: [fastest, quickest], least: "@span:departs:arrives"}
 """
 
 
-def leg(no, coach, first=900, seats=5):
-    return {"leg_no": no, "fare": {"coach": coach, "first": first}, "seats": {"coach": seats, "first": 2}}
+def leg(no, coach, departs, arrives, first=900, seats=5):
+    return {"leg_no": no, "fare": {"coach": coach, "first": first}, "seats": {"coach": seats, "first": 2},
+            "departs": departs, "arrives": arrives}
 
 
-# one search: a direct leg T1 (300), a two-leg option T2 + T3 (120 + 100 = 220), a sold-out direct T4 (90)
-SEARCH = json.dumps([leg("T1", 300), [leg("T2", 120), leg("T3", 100)], leg("T4", 90, seats=0)])
+# one search: a direct leg T1 (300, 10:00 to 18:00), a two-leg option T2 + T3 (120 + 100 = 220, 08:00 to 11:00), a
+# sold-out direct T4 (90)
+SEARCH = json.dumps([leg("T1", 300, "10:00:00", "18:00:00"),
+                     [leg("T2", 120, "08:00:00", "09:00:00"), leg("T3", 100, "09:30:00", "11:00:00")],
+                     leg("T4", 90, "23:00:00", "00:30:00+1", seats=0)])
 
 
 def call(cid, name, args):
@@ -130,7 +135,8 @@ def test_the_users_stated_preference_among_searched_options(run):
               trip("nonstop_ignored", "I want a nonstop trip.", ["T2", "T3"]),
               trip("softened", "Direct would be nice, but one stop is fine too.", ["T2", "T3"]),
               trip("no_wish", "", ["T1"]),
-              trip("first_class", "The cheapest option please.", ["T1"], seat="first"))
+              trip("first_class", "The cheapest option please.", ["T1"], seat="first"),
+              trip("slow", "I need the quickest one.", ["T1"]))
     tr = preference_traces(res, "pricey")
     assert [(x.final.decision.value, x.final.stage.value) for x in tr] == [("true", "S2-symbolic")]
     # T4 (90) is cheaper but sold out: the rival named is T2 + T3 (220)
@@ -141,8 +147,19 @@ def test_the_users_stated_preference_among_searched_options(run):
     assert preference_traces(res, "softened") == [] and preference_traces(res, "no_wish") == []
     # prices in the call's own seat class: first class T1 900 vs T2 + T3 1800
     assert [x.final.decision.value for x in preference_traces(res, "first_class")] == ["false"]
+    # fastest: first departure to last arrival, T1 480 min against T2 + T3 180 min
+    tr = preference_traces(res, "slow")
+    assert [x.final.decision.value for x in tr] == ["true"] and "T1 (480) where T2 + T3 (180)" in tr[0].final.rationale
     label = {t.dialogue_id: v.label.value for t, v in res if t.meta["step"].get("tool") == "reserve_trip"}
     assert label["pricey"] == "failure" and label["cheapest"] == "acceptable"
+
+
+def test_clock_times_for_the_span_of_an_option():
+    from sage_core.evaluator.tool_steps import clock_minutes
+
+    assert clock_minutes("09:30:00") == 570 and clock_minutes("9:05") == 545
+    assert clock_minutes("00:30:00+1") == 1470  # the next day
+    assert clock_minutes("late") is None and clock_minutes(None) is None
 
 
 def test_options_only_from_the_agents_own_searches(run):
@@ -162,6 +179,8 @@ def test_option_preference_policy_errors(tmp_path):
         ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no]}\n", r"option_preferences\[0\]"),
         ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: [find_trips],\n"
          "     prefer: [{words: [cheapest]}]}\n", r"option_preferences\[0\]\.prefer\[0\]"),
+        ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: [find_trips],\n"
+         "     prefer: [{words: [fastest], least: '@duration'}]}\n", "unknown 'least'"),
     ]:
         p.write_text(text, encoding="utf-8")
         with pytest.raises(SageInputError, match=needle):

@@ -510,6 +510,17 @@ def _number_at(obj: Any, path: Optional[str]) -> Optional[float]:
     return parse_number(str(obj)) if not isinstance(obj, bool) else None
 
 
+CLOCK = re.compile(r"^\s*(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:\+(\d+))?\s*$")
+
+
+def clock_minutes(value: Any) -> Optional[float]:
+    """Minutes since the start of the first day of a clock time ``HH:MM[:SS]``, ``+N`` days later ("00:30:00+1")."""
+    m = CLOCK.match(str(value or ""))
+    if not m:
+        return None
+    return int(m.group(4) or 0) * 1440 + int(m.group(1)) * 60 + int(m.group(2)) + int(m.group(3) or 0) / 60
+
+
 def searched_options(ctx: StepContext, rule: dict[str, Any]) -> dict[str, list[list[dict[str, Any]]]]:
     """Options the agent's searches returned, grouped by search (the same arguments: one group, whichever of the
     ``options_from`` tools ran): an option is a list of parts; a part without a key field takes it from the search's
@@ -556,11 +567,16 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
             sent = stated_preference(ctx, pref["words"])
             if sent is None:
                 continue
-            path = None if pref["least"] == "@parts" else _fill(pref["least"], args)
+            least = pref["least"]
+            path = None if least.startswith("@") else _fill(least, args)
 
             def cost(opt: list[dict[str, Any]]) -> Optional[float]:
-                if pref["least"] == "@parts":
+                if least == "@parts":
                     return float(len(opt))
+                if least.startswith("@span:"):  # first part's start to last part's end
+                    _, start, end = least.split(":")
+                    t0, t1 = clock_minutes(opt[0].get(start)), clock_minutes(opt[-1].get(end))
+                    return None if t0 is None or t1 is None else t1 - t0
                 vals = [_number_at(p, path) for p in opt]
                 return None if any(v is None for v in vals) else float(sum(vals))
 
@@ -575,7 +591,7 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
                 for o in chosen:
                     c = cost(o)
                     best = min(rivals, key=lambda x: x[0], default=None)
-                    if c is not None and best is not None and best[0] < c:
+                    if c is not None and best is not None and best[0] < c and (o, c, best[1], best[0]) not in better:
                         better.append((o, c, best[1], best[0]))
             if not chosen_any:
                 continue

@@ -78,6 +78,8 @@ option_preferences:                 # the user's stated preference among the opt
     prefer:                         # words the user says -> what an option must have least of
       - {words: [cheapest, lowest price], least: "price.{speed}"}   # a part's field, summed over the option
       - {words: [nonstop, direct], least: "@parts"}                  # the number of parts
+      - {words: [fastest], least: "@span:departs:arrives"}           # first part's departs to last's arrives
+                                                                     #  (clock times HH:MM[:SS][+days])
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -341,7 +343,11 @@ def _option_preferences(raw: Any, file: str) -> list[dict[str, Any]]:
             if not (isinstance(pref, dict) and names(pref.get("words")) and isinstance(pref.get("least"), str)
                     and pref["least"]):
                 raise _err("a preference needs 'words' (list of phrases) and 'least' (a path in an option's parts, "
-                           "or @parts)", file, f"{fld}.prefer[{k}]")
+                           "@parts or @span:<start field>:<end field>)", file, f"{fld}.prefer[{k}]")
+            if pref["least"].startswith("@") and pref["least"] != "@parts" and not re.fullmatch(
+                    r"@span:[^:]+:[^:]+", pref["least"]):
+                raise _err(f"unknown 'least' {pref['least']!r}: use a path, @parts or @span:<start>:<end>", file,
+                           f"{fld}.prefer[{k}].least")
     return [dict(r) for r in raw]
 
 
