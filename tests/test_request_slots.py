@@ -131,3 +131,53 @@ def test_a_question_naming_the_kind_only_one_slot_holds_requests_it(heads, reply
 def test_a_count_question_is_not_matched_by_kind_alone(heads):
     """"How many days ...?" names a count; the only count slot here is of travellers, which it does not ask for."""
     assert heads.kind_matched("How many days do you plan on being there?", request_slots(BUS), 0.0) == {}
+
+
+# --- request units: questions written without their mark, and two things asked in one question -----------------------
+@pytest.mark.parametrize("sentence,question", [
+    ("How many tickets did you need.", True),  # SGD dev
+    ("Sure, what genre.", True),  # SGD dev
+    ("where should i search in", True),
+    ("Is there a genre you prefer.", True),  # SGD dev
+    ("What a great choice.", False),  # an exclamation
+    ("When you arrive, call the front desk.", False),  # a clause of time
+    ("There is a genre I like.", False),
+    ("What time works for you?", False),  # marked: an ordinary question
+])
+def test_questions_written_without_their_mark(sentence, question):
+    from sage_core.evaluator.text.heads import is_unmarked_question
+    assert is_unmarked_question(sentence) is question
+
+
+@pytest.mark.parametrize("unit,parts", [
+    ("Where and when are you leaving?", ["Where are you leaving?", "when are you leaving?"]),  # dev
+    ("How much and to whom to transfer?", ["How much to transfer?", "to whom to transfer?"]),  # dev
+    ("What day and city do you want to depart from?", ["What day do you want to depart from?",
+                                                       "What city do you want to depart from?"]),  # dev
+    ("On what date and time?", ["On what date?", "On what time?"]),  # dev
+    ("What do you and your friend like?", []),
+    ("Bread and butter?", []),
+])
+def test_a_question_coordinating_two_things_is_also_split(unit, parts):
+    from sage_core.evaluator.text.heads import split_question_pairs
+    assert split_question_pairs(unit) == parts
+
+
+def test_request_units_keep_the_sentence_first_then_its_parts():
+    from sage_core.evaluator.text.heads import request_units
+    assert request_units("Sure. How many tickets did you need.") == ["How many tickets did you need?"]
+    assert request_units("Where and when are you leaving?") == [
+        "Where and when are you leaving?", "when are you leaving?", "Where are you leaving?"]
+    # a reply with a real question: statements without a mark are not made questions
+    assert request_units("What a trip. Where to?") == ["Where to?"]
+
+
+@pytest.mark.parametrize("reply,spec,slots", [
+    # SGD dev: the whole question scores the town at 0.63, under the threshold; its own question scores it 0.96
+    ("Where and when will you be picking up the car from?", _rental(), {"town", "start_day"}),
+    ("How many tickets did you need.", BUS, {"travelers"}),  # SGD dev, no question mark (nothing was read)
+])
+def test_the_head_reads_both_things_and_unmarked_questions(heads, reply, spec, slots):
+    t = Turn("d:1", "d", spec.id, [], "I need a ride.", reply, {}, {}, None, None)
+    asked = {a.slot for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"}
+    assert slots <= asked

@@ -128,16 +128,74 @@ def clauses(sentence: str) -> list[str]:
     return [p + mark for p in parts if len(p.split()) >= 2]
 
 
+# a sentence written without its question mark that is still a question: a wh-word asking ("How many tickets did you
+# need.", "Sure, what genre.", "where should i search in"), or an auxiliary before "you" / "there" / "I" ("Is there a
+# genre you prefer."); not "What a ..." (an exclamation) nor "When you arrive, ..." (a clause of time)
+_LEAD = r"^\W*(?:(?:and|so|ok(?:ay)?|sure|great|alright|also|now|then|first|yes|no)\b\W*)*"
+UNMARKED_QUESTION = re.compile(
+    _LEAD + r"(?:(?:what|which|who|whom|whose)\b(?!\s+an?\b)|(?:where|when|how)\s+(?:do|does|did|will|would|should|"
+    r"shall|are|is|was|were|can|could|may|might|many|much|long|often|far|soon|early|late)\b|"
+    r"(?:is|are|do|does|did|will|would|could|can|should|shall|may|have)\s+(?:there|you|i)\b)", re.I)
+# two question words (or a question word and two nouns) sharing one predicate: "Where and when are you leaving?",
+# "How much and to whom?", "What day and city do you want to depart from?" ask for two things; each is also
+# scored as its own question ("Where are you leaving?" / "When are you leaving?")
+_WH = r"(?:what\s+time|what\s+day|how\s+many|how\s+much|how\s+long|where|when|who|whom|which|what)"
+WH_PAIR = re.compile(r"^(?P<pre>.*?)\b(?P<w1>" + _WH + r")\s+and\s+(?P<prep>(?:to|from|for|with|at|on|in|by)\s+)?"
+                     r"(?P<w2>" + _WH + r")\b(?P<rest>.*)$", re.I)
+WH_NOUN_PAIR = re.compile(r"^(?P<pre>.*?)\b(?P<wh>what|which)\s+(?P<n1>[a-z]+)\s+and\s+(?P<n2>[a-z]+)\b(?P<rest>.*)$",
+                          re.I)
+_NOT_NOUN = frozenset({"you", "your", "i", "we", "they", "he", "she", "it", "the", "a", "an", "is", "are", "do", "does",
+                       "will", "would", "can", "could", "should", "when", "where", "what", "which", "who", "how", "also"})
+
+
+def is_unmarked_question(sentence: str) -> bool:
+    """A question written without a question mark (``UNMARKED_QUESTION``)."""
+    s = sentence.strip()
+    return bool(s) and not s.endswith("?") and bool(UNMARKED_QUESTION.match(s))
+
+
+def split_question_pairs(unit: str) -> list[str]:
+    """The single questions of a unit that coordinates two question words or two nouns after one (``WH_PAIR``,
+    ``WH_NOUN_PAIR``); [] when it does not."""
+    u = unit.strip()
+    m = WH_PAIR.match(u)
+    if m:
+        pre, rest = m.group("pre"), m.group("rest")
+        return [f"{pre}{m.group('w1')}{rest}".strip(), f"{pre}{m.group('prep') or ''}{m.group('w2')}{rest}".strip()]
+    m = WH_NOUN_PAIR.match(u)
+    if m and m.group("n1").lower() not in _NOT_NOUN and m.group("n2").lower() not in _NOT_NOUN:
+        pre, wh, rest = m.group("pre"), m.group("wh"), m.group("rest")
+        return [f"{pre}{wh} {m.group('n1')}{rest}".strip(), f"{pre}{wh} {m.group('n2')}{rest}".strip()]
+    return []
+
+
+def request_unit_groups(text: str) -> list[tuple[str, list[str]]]:
+    """(sentence, its parts) for each sentence a request can sit in: the question sentences (``question_sentences``;
+    a question written without its mark gets one), each with its clauses and the single questions of a coordinated
+    pair (``split_question_pairs``)."""
+    sents = question_sentences(text)
+    if not any(s.rstrip().endswith("?") for s in sents):
+        unmarked = [s.strip().rstrip(".!") + "?" for s, _ in _sentences(text) if is_unmarked_question(s)]
+        sents = unmarked or sents
+    out, seen = [], set()
+    for sent in sents:
+        parts = []
+        for c in clauses(sent) + [sent]:
+            for u in ([c] if c != sent else []) + split_question_pairs(c):
+                if u not in seen and u != sent and len(u.split()) >= 2:
+                    seen.add(u)
+                    parts.append(u)
+        seen.add(sent)
+        out.append((sent, parts))
+    return out
+
+
 def request_units(text: str) -> list[str]:
-    """What the slot head scores in a reply: its question sentences (``question_sentences``), then the clauses of
-    each multi-part one."""
-    out = question_sentences(text)
-    seen = set(out)
-    for sent in list(out):
-        for c in clauses(sent):
-            if c not in seen:
-                seen.add(c)
-                out.append(c)
+    """What the slot head scores in a reply: its question sentences, then their parts (``request_unit_groups``)."""
+    groups = request_unit_groups(text)
+    out = [s for s, _ in groups]
+    for _, parts in groups:
+        out.extend(p for p in parts if p not in out)
     return out
 
 
@@ -474,10 +532,16 @@ class Heads:
     def _asking_units(self, text: str) -> list[str]:
         """The request units (``request_units``) the slot head scores: none when the reply has no question and
         does not read as a request; else those that ``asks_for_value``."""
-        asks = any(s.rstrip().endswith("?") for s, _ in _sentences(text))
+        asks = any(s.rstrip().endswith("?") or is_unmarked_question(s) for s, _ in _sentences(text))
         if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
             return []
-        return [sent for sent in request_units(text) if self.asks_for_value(sent)]
+        out: list[str] = []
+        for sent, parts in request_unit_groups(text):
+            if self.asks_for_value(sent):  # the parts of an asking sentence ask too ("... and your destination.")
+                out.extend(u for u in [sent] + parts if u not in out)
+            else:
+                out.extend(u for u in parts if u not in out and self.asks_for_value(u))
+        return out
 
 
 def _fail(path: Path, why: str) -> SageInputError:
