@@ -142,10 +142,12 @@ def test_a_count_question_is_not_matched_by_kind_alone(heads):
     ("What a great choice.", False),  # an exclamation
     ("When you arrive, call the front desk.", False),  # a clause of time
     ("There is a genre I like.", False),
+    ("Is the ticket in Premium Economy.", True),  # SGD dev (a user's question about the offer)
+    ("Would be great.", False),  # no subject
     ("What time works for you?", False),  # marked: an ordinary question
 ])
 def test_questions_written_without_their_mark(sentence, question):
-    from sage_core.evaluator.text.heads import is_unmarked_question
+    from sage_core.evaluator.text.sentences import is_unmarked_question
     assert is_unmarked_question(sentence) is question
 
 

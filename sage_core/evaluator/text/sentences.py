@@ -55,3 +55,21 @@ def is_question(text: str, span: Span) -> bool:
     if not sent.rstrip().endswith("?"):
         return bool(QUESTION_FORM.search(sent))
     return bool(ABOUT_IT.search(sent) or ABOUT_NAMED.search(sent) or IF_CLAUSE.search(sent))
+
+
+# a sentence written without its question mark that is still a question: a wh-word asking ("How many tickets did you
+# need.", "Sure, what genre.", "where should i search in"), or an auxiliary before its subject ("Is there a genre you
+# prefer.", "Is the ticket in Premium Economy."); not "What a ..." (an exclamation), "When you arrive, ..." (a clause
+# of time) or a subjectless "Would be great."
+_LEAD = r"^\W*(?:(?:and|so|ok(?:ay)?|sure|great|alright|also|now|then|first|yes|no)\b\W*)*"
+UNMARKED_QUESTION = re.compile(
+    _LEAD + r"(?:(?:what|which|who|whom|whose)\b(?!\s+an?\b)|(?:where|when|how)\s+(?:do|does|did|will|would|should|"
+    r"shall|are|is|was|were|can|could|may|might|many|much|long|often|far|soon|early|late)\b|"
+    r"(?:is|are|was|were|do|does|did|will|would|could|can|should|shall|may)\s+(?:there|you|i|we|it|this|that|"
+    r"these|those|the|they|he|she|my|your|our|their|a|an|any)\b)", re.I)
+
+
+def is_unmarked_question(sentence: str) -> bool:
+    """A question written without a question mark (``UNMARKED_QUESTION``)."""
+    s = sentence.strip()
+    return bool(s) and not s.endswith("?") and bool(UNMARKED_QUESTION.match(s))

@@ -48,6 +48,7 @@ from sage_core.evaluator.text.normalize import (
 from sage_core.evaluator.text.sentences import (
     asks_about_offer,
     is_question,
+    is_unmarked_question,
     previous_agent_text,
     sentence_of,
     sentence_start,
@@ -440,6 +441,8 @@ def drop_values_in_asking_questions(uvs: list[UserValue], text: str, heads: "Hea
     out = []
     for uv in uvs:
         sent = sentence_of(text, uv.span).strip() if uv.span else ""
+        if sent and not sent.endswith("?") and is_unmarked_question(sent):
+            sent = sent.rstrip(".!") + "?"  # "Is the ticket in Premium Economy." asks as its marked form does
         if sent.endswith("?") and not _ASKS_AGENT_TO_ACT.search(sent) and heads.question_asks(sent):
             continue
         out.append(uv)

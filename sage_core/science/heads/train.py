@@ -52,7 +52,7 @@ DEV_PRECISION = {"acts": 0.95, "slots": 0.93}
 # recall 0.726, all of train 0.922 / 0.737 (dev precision 0.966 / 0.942)
 SIZES = {"train_replies": 25000, "train_requests": 7000, "dev_replies": 2000, "dev_requests": 1000,
          "train_values": 4000, "dev_values": 2000, "train_mentions": 12000, "dev_mentions": 3000,
-         "train_questions": 6000, "dev_questions": 2000}
+         "train_questions": 10000, "dev_questions": 2000}
 
 
 @dataclass
@@ -219,16 +219,26 @@ def mention_strings(rows) -> list[str]:
 # "Can you find 1 room at a 2 star hotel?" gives values; "Does their menu have vegetarian food?" asks about the offer
 # and gives none, though a keyword extractor reads a value in it (vegetarian).
 def collect_user_questions(folder: Path, n: int, seed: int) -> list[tuple[str, int]]:
-    """(question, gives a value) rows of one split, seeded; the same question with both labels stays twice."""
-    from sage_core.evaluator.text.sentences import sentences
+    """(question, gives a value) rows of one split, seeded; the same question with both labels stays twice.
+
+    A question is a user sentence ending in "?", or one written without its mark (``is_unmarked_question``; scored
+    with the mark, as at inference). A one-sentence utterance gives a value iff the turn has any user value; a
+    question among several sentences iff an annotated value's span starts inside it (turns with a value without a
+    span are left out: which sentence gave it is unknown). The multi-sentence questions and the unmarked ones
+    took the train rows from 3,982 to 6,646 (dev clean turns: IUV false alarms 67 -> 58)."""
+    from sage_core.evaluator.text.sentences import is_unmarked_question, sentences
     turns, _ = _load(folder)
     rows = set()
     for t in turns:
         if t.user_values is None:
             continue
-        sents = [x.strip() for x, _ in sentences(t.user or "") if x.strip()]
-        if len(sents) == 1 and sents[0].endswith("?"):
-            rows.add((sents[0], int(bool(t.user_values))))
+        sents = [(x, o) for x, o in sentences(t.user or "") if x.strip()]
+        questions = [(x.strip() if x.strip().endswith("?") else x.strip().rstrip(".!") + "?", o, len(x))
+                     for x, o in sents if x.strip().endswith("?") or is_unmarked_question(x)]
+        if len(sents) == 1:
+            rows.update((q, int(bool(t.user_values))) for q, _, _ in questions)
+        elif questions and all(uv.span is not None for uv in t.user_values):
+            rows.update((q, int(any(o <= uv.span[0] < o + ln for uv in t.user_values))) for q, o, ln in questions)
     out = sorted(rows)
     random.Random(seed).shuffle(out)
     return sorted(out[:n])

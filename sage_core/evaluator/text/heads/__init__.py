@@ -42,6 +42,7 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
+from sage_core.evaluator.text.sentences import is_unmarked_question
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -128,14 +129,6 @@ def clauses(sentence: str) -> list[str]:
     return [p + mark for p in parts if len(p.split()) >= 2]
 
 
-# a sentence written without its question mark that is still a question: a wh-word asking ("How many tickets did you
-# need.", "Sure, what genre.", "where should i search in"), or an auxiliary before "you" / "there" / "I" ("Is there a
-# genre you prefer."); not "What a ..." (an exclamation) nor "When you arrive, ..." (a clause of time)
-_LEAD = r"^\W*(?:(?:and|so|ok(?:ay)?|sure|great|alright|also|now|then|first|yes|no)\b\W*)*"
-UNMARKED_QUESTION = re.compile(
-    _LEAD + r"(?:(?:what|which|who|whom|whose)\b(?!\s+an?\b)|(?:where|when|how)\s+(?:do|does|did|will|would|should|"
-    r"shall|are|is|was|were|can|could|may|might|many|much|long|often|far|soon|early|late)\b|"
-    r"(?:is|are|do|does|did|will|would|could|can|should|shall|may|have)\s+(?:there|you|i)\b)", re.I)
 # two question words (or a question word and two nouns) sharing one predicate: "Where and when are you leaving?",
 # "How much and to whom?", "What day and city do you want to depart from?" ask for two things; each is also
 # scored as its own question ("Where are you leaving?" / "When are you leaving?")
@@ -146,12 +139,6 @@ WH_NOUN_PAIR = re.compile(r"^(?P<pre>.*?)\b(?P<wh>what|which)\s+(?P<n1>[a-z]+)\s
                           re.I)
 _NOT_NOUN = frozenset({"you", "your", "i", "we", "they", "he", "she", "it", "the", "a", "an", "is", "are", "do", "does",
                        "will", "would", "can", "could", "should", "when", "where", "what", "which", "who", "how", "also"})
-
-
-def is_unmarked_question(sentence: str) -> bool:
-    """A question written without a question mark (``UNMARKED_QUESTION``)."""
-    s = sentence.strip()
-    return bool(s) and not s.endswith("?") and bool(UNMARKED_QUESTION.match(s))
 
 
 def split_question_pairs(unit: str) -> list[str]:
