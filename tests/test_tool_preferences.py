@@ -7,10 +7,9 @@ import json
 
 import pytest
 
-from sage_core import CascadeConfig, Evaluator
-from sage_core.corpora.agent_logs import load_agent_logs
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.tool_steps import request_phrase_in, word_form_of
+from tests.test_tool_steps import call, evaluate_transcripts, out
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_user", "parameters": {
@@ -55,15 +54,6 @@ SEARCH = json.dumps([leg("T1", 300, "10:00:00", "18:00:00"),
                      leg("T4", 90, "23:00:00", "00:30:00+1", seats=0)])
 
 
-def call(cid, name, args):
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
-
-
-def out(cid, text):
-    return {"role": "tool", "tool_call_id": cid, "content": text}
-
-
 def trip(cid, wish, legs, seat="coach"):
     return {"id": cid, "messages": [
         {"role": "user", "content": f"Hi, I'm kim_7. I'd like to reserve a trip from Oslo on day 3. {wish}"},
@@ -80,13 +70,7 @@ def trip(cid, wish, legs, seat="coach"):
 @pytest.fixture()
 def run(tmp_path):
     def _run(*convs, policy=POLICY):
-        logs = tmp_path / "logs.jsonl"
-        logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
-        (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
-        (tmp_path / "policy.yaml").write_text(policy, encoding="utf-8")
-        turns, reg = load_agent_logs("openai", logs, tmp_path / "tools.json", tmp_path / "policy.yaml")
-        verdicts = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
-        return list(zip(turns, verdicts))
+        return evaluate_transcripts(tmp_path, convs, TOOLS, policy)
     return _run
 
 

@@ -66,16 +66,21 @@ LISTING = {"role": "assistant", "content": "I will ship order #A100 by express, 
 SHIP = {"order_id": "#A100", "speed": "express", "insurance": "no", "payment_id": "card_4431"}
 
 
+def evaluate_transcripts(folder, convs, tools, policy):
+    """Write OpenAI transcripts, a tools file and a policy to ``folder``, load them and run SAGE-Core (offline S2):
+    [(turn, verdict)] in step order."""
+    logs = folder / "logs.jsonl"
+    logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
+    (folder / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
+    (folder / "policy.yaml").write_text(policy, encoding="utf-8")
+    turns, reg = load_agent_logs("openai", logs, folder / "tools.json", folder / "policy.yaml")
+    return list(zip(turns, Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)))
+
+
 @pytest.fixture()
 def run(tmp_path):
     def _run(*convs, policy=POLICY):
-        logs = tmp_path / "logs.jsonl"
-        logs.write_text("\n".join(json.dumps(c) for c in convs) + "\n", encoding="utf-8")
-        (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
-        (tmp_path / "policy.yaml").write_text(policy, encoding="utf-8")
-        turns, reg = load_agent_logs("openai", logs, tmp_path / "tools.json", tmp_path / "policy.yaml")
-        verdicts = Evaluator(reg, CascadeConfig(name="sage-core", s2_backend="offline")).evaluate(turns)
-        return {t.turn_id: (t, v) for t, v in zip(turns, verdicts)}
+        return {t.turn_id: (t, v) for t, v in evaluate_transcripts(tmp_path, convs, TOOLS, policy)}
     return _run
 
 

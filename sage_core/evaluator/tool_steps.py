@@ -87,6 +87,13 @@ class PriorCall:
     def ok(self) -> bool:
         return self.output is not None and not is_error_output(self.output)
 
+    def json_answer(self) -> Any:
+        """The tool's answer parsed as JSON; None when it is not JSON."""
+        try:
+            return json.loads(self.output or "")
+        except ValueError:
+            return None
+
 
 @dataclass
 class StepContext:
@@ -306,10 +313,7 @@ def find_record(ctx: StepContext, tool: str, key: str, value: str) -> Optional[d
     for c in reversed(ctx.calls):
         if c.tool != tool or not c.ok:
             continue
-        try:
-            rec = json.loads(c.output or "")
-        except ValueError:
-            continue
+        rec = c.json_answer()
         if not isinstance(rec, dict):
             continue
         about = rec.get(key) if key in rec else c.args.get(key)  # the answer's own key first
@@ -529,10 +533,7 @@ def searched_options(ctx: StepContext, rule: dict[str, Any]) -> dict[str, list[l
     for c in ctx.calls:
         if c.tool not in rule["options_from"] or not c.ok:
             continue
-        try:
-            out = json.loads(c.output or "")
-        except ValueError:
-            continue
+        out = c.json_answer()
         if not isinstance(out, list):
             continue
         g = groups.setdefault(json.dumps(c.args, sort_keys=True, default=str), [])
