@@ -336,6 +336,17 @@ def test_numbers_in_questions_about_the_offer_are_no_user_values():
     assert _uvs(spec, "I need 2 tickets please.") == {"number_of_tickets": "2"}
 
 
+def test_numbers_in_questions_whether_the_offer_allows_them_are_no_user_values():
+    """SGD dev users ask whether a flight allows a number of bags; the number sets no constraint. A wish with the
+    same word ("Find a flight that allows 2 bags.") still gives it."""
+    spec = _spec([_slot("bags", "Number of checked bags", ["0", "1", "2", "3"])], ["bags"])
+    for text in ("Are two checked bags allowed?", "Will the flight allow zero checked bags?",
+                 "Tell me if one checked bag is allowed and when it arrives."):
+        assert "bags" not in _uvs(spec, text), text
+    assert _uvs(spec, "Find a flight that allows 2 bags.") == {"bags": "2"}
+    assert _uvs(spec, "I need a flight that allows 2 bags please.") == {"bags": "2"}
+
+
 def test_bool_negation_forms():
     spec = _spec([_slot("add_insurance", "Whether to add insurance", ["True", "False"]),
                   _slot("additional_luggage", "Whether the user carries additional luggage", ["True", "False"])],

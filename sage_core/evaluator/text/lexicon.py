@@ -124,6 +124,9 @@ ABOUT_OFFER = re.compile(r"^\s*(?:and\s+|also\s+|so\s+)?(?:is|are|was|were|does|
                          re.I)
 
 
+# a question whether the offer allows something ("Are two checked bags allowed?", "Will the flight allow zero checked
+# bags?", "Tell me if one checked bag is allowed") asks about the offer's terms; the number in it sets no constraint
+PERMISSION = re.compile(r"\b(allowed|permitted|allow|allows|permit|permits)\b", re.I)
 IF_CLAUSE = re.compile(r"\b(whether|wondering|if (?:they|it|there|the|this|that)|find out|know if|tell me (?:please )?if|"
                        r"check if|see if|let me know if)\b|\bhow\b.*\b(is|are)\s*\?\s*$", re.I)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from sage_core.data.types import Turn
-from sage_core.evaluator.text.lexicon import ABOUT_IT, ABOUT_NAMED, ABOUT_OFFER, IF_CLAUSE, QUESTION_FORM, Span
+from sage_core.evaluator.text.lexicon import (ABOUT_IT, ABOUT_NAMED, ABOUT_OFFER, IF_CLAUSE, PERMISSION, QUESTION_FORM,
+                                              Span)
 
 _SENT_RE = re.compile(r"[^.!?]*[.!?]?")
 
@@ -42,9 +43,13 @@ def sentence_start(text: str, pos: int) -> int:
 
 
 def asks_about_offer(text: str, span: Span) -> bool:
+    """The mention sits in a question about the offer ("was that for 2 tickets?"), or in one asking whether the offer
+    allows it ("Are two checked bags allowed?", "Tell me if one checked bag is allowed"; ``PERMISSION``)."""
     sent = sentence_of(text, span)
-    return sent.rstrip().endswith("?") and bool(ABOUT_OFFER.search(sent)) and not re.search(
-        r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I)
+    if re.search(r"\b(i|we)\s*('d|would|want|need|'m|am)\b", sent, re.I):
+        return False
+    asked = sent.rstrip().endswith("?") or is_unmarked_question(sent) or bool(IF_CLAUSE.search(sent))
+    return (sent.rstrip().endswith("?") and bool(ABOUT_OFFER.search(sent))) or (asked and bool(PERMISSION.search(sent)))
 
 
 def is_question(text: str, span: Span) -> bool:
