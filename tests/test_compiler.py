@@ -356,6 +356,9 @@ def test_bool_negation_forms():
     assert _uvs(spec, "No. I have additional luggage with me.")["additional_luggage"] == "True"
     assert _uvs(spec, "I want insurance, please.")["add_insurance"] == "True"
     assert _uvs(spec, "I don't want insurance.")["add_insurance"] == "False"
+    # a negation that approves (SGD dev: "I do not mind having a shared ride", "Ok, no problem with a shared ride")
+    assert _uvs(spec, "I do not mind having insurance.")["add_insurance"] == "True"
+    assert _uvs(spec, "Ok, no problem with insurance.")["add_insurance"] == "True"
 
 
 def test_check_in_question_is_no_check_out_request():

@@ -60,6 +60,9 @@ CONFIRM_CUES = [  # (regex, act, confidence); protocol audit as NAME_HINTS
 CONFIRM_PATTERNS = [(re.compile(p, re.I), a, c) for p, a, c in CONFIRM_CUES]
 NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|doesnt|without|never|nope|isn't|isnt|aren't|arent|won't|wont|"
                       r"didn't|didnt|can't|cant)\b", re.I)
+# a negation that approves ("I do not mind a shared ride", "no problem with a shared ride"): the yes/no value is yes
+APPROVING_NEGATION = re.compile(r"\b(?:do not|don'?t|dont|would not|wouldn'?t|will not|won'?t)\s+mind\b|"
+                                r"\bno problem\b|\bnot a problem\b|\bno objections?\b|\bnot opposed\b", re.I)
 # "insurance is not necessary": the negation follows the keyword
 NEGATED_AFTER = re.compile(r"^\W*(?:is|are|will be|would be)\s+not\b|^\W*(?:isn't|isnt|aren't|arent|won't be|wont be)\b",
                            re.I)

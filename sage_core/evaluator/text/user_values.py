@@ -13,6 +13,7 @@ from sage_core.evaluator.text.agent_acts import requested_slots
 from sage_core.evaluator.text.lexicon import (
     ABOUT_IT,
     AMOUNT_SLOT_WORDS,
+    APPROVING_NEGATION,
     ASKING,
     COMMON_CAPS,
     FUNCTION_WORDS,
@@ -384,7 +385,8 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
         if hit and not is_question(text, (hit[1], hit[2])) and not ASKING.search(
                 sentence_of(text, (hit[1], hit[2]))[:max(0, hit[1] - sentence_start(text, hit[1]))]):
             before = LEAD_NO.sub("", text[max(sentence_start(text, hit[1]), hit[1] - 40):hit[1]])
-            negated = NEGATION.search(" ".join(tokens(before)[-4:])) or NEGATED_AFTER.search(text[hit[2]:hit[2] + 30])
+            negated = (NEGATION.search(" ".join(tokens(before)[-4:])) and not APPROVING_NEGATION.search(before)) \
+                or NEGATED_AFTER.search(text[hit[2]:hit[2] + 30])
             val = "False" if negated else "True"
             add(slot, val, (hit[1], hit[2]), 0.6)
         elif not hit and slot in asked and words:
