@@ -183,3 +183,11 @@ def test_the_head_reads_both_things_and_unmarked_questions(heads, reply, spec, s
     t = Turn("d:1", "d", spec.id, [], "I need a ride.", reply, {}, {}, None, None)
     asked = {a.slot for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"}
     assert slots <= asked
+
+
+def test_a_question_has_one_marked_form_for_training_and_inference():
+    from sage_core.evaluator.text.sentences import marked_question
+    assert marked_question("  Where to? ") == "Where to?"
+    assert marked_question("Is the ticket in Premium Economy.") == "Is the ticket in Premium Economy?"
+    assert marked_question("How many bed rooms") == "How many bed rooms?"
+    assert marked_question("I need a room.") is None

@@ -3,6 +3,7 @@ inside a question? which sentence holds this span?)."""
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from sage_core.data.types import Turn
 from sage_core.evaluator.text.lexicon import (ABOUT_IT, ABOUT_NAMED, ABOUT_OFFER, IF_CLAUSE, PERMISSION, QUESTION_FORM,
@@ -78,3 +79,13 @@ def is_unmarked_question(sentence: str) -> bool:
     """A question written without a question mark (``UNMARKED_QUESTION``)."""
     s = sentence.strip()
     return bool(s) and not s.endswith("?") and bool(UNMARKED_QUESTION.match(s))
+
+
+def marked_question(sentence: str) -> Optional[str]:
+    """The sentence as a question with its mark: as written when it ends in "?", with the mark put back when it is
+    a question written without it ("Is the ticket in Premium Economy." -> "... Economy?"); None for no question.
+    The heads see questions in this one form, in training and at inference."""
+    s = sentence.strip()
+    if s.endswith("?"):
+        return s
+    return s.rstrip(".!") + "?" if is_unmarked_question(s) else None

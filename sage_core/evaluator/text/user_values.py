@@ -49,7 +49,7 @@ from sage_core.evaluator.text.normalize import (
 from sage_core.evaluator.text.sentences import (
     asks_about_offer,
     is_question,
-    is_unmarked_question,
+    marked_question,
     previous_agent_text,
     sentence_of,
     sentence_start,
@@ -442,10 +442,9 @@ def drop_values_in_asking_questions(uvs: list[UserValue], text: str, heads: "Hea
         return uvs
     out = []
     for uv in uvs:
-        sent = sentence_of(text, uv.span).strip() if uv.span else ""
-        if sent and not sent.endswith("?") and is_unmarked_question(sent):
-            sent = sent.rstrip(".!") + "?"  # "Is the ticket in Premium Economy." asks as its marked form does
-        if sent.endswith("?") and not _ASKS_AGENT_TO_ACT.search(sent) and heads.question_asks(sent):
+        # "Is the ticket in Premium Economy." asks as its marked form does
+        question = marked_question(sentence_of(text, uv.span)) if uv.span else None
+        if question and not _ASKS_AGENT_TO_ACT.search(question) and heads.question_asks(question):
             continue
         out.append(uv)
     return out

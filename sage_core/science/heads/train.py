@@ -215,26 +215,25 @@ def mention_strings(rows) -> list[str]:
     return sorted(out)
 
 
-# user questions: a one-sentence user turn ending in "?", labelled by whether its annotated INFORM acts give any value.
-# "Can you find 1 room at a 2 star hotel?" gives values; "Does their menu have vegetarian food?" asks about the offer
-# and gives none, though a keyword extractor reads a value in it (vegetarian).
+# user questions, labelled by whether the user gives a value in them (``collect_user_questions``). "Can you find 1 room
+# at a 2 star hotel?" gives values; "Does their menu have vegetarian food?" asks about the offer and gives none, though
+# a keyword extractor reads a value in it (vegetarian).
 def collect_user_questions(folder: Path, n: int, seed: int) -> list[tuple[str, int]]:
     """(question, gives a value) rows of one split, seeded; the same question with both labels stays twice.
 
-    A question is a user sentence ending in "?", or one written without its mark (``is_unmarked_question``; scored
-    with the mark, as at inference). A one-sentence utterance gives a value iff the turn has any user value; a
+    A question is a user sentence ending in "?", or one written without its mark, given it back
+    (``sentences.marked_question``, as at inference). A one-sentence utterance gives a value iff the turn has any user value; a
     question among several sentences iff an annotated value's span starts inside it (turns with a value without a
     span are left out: which sentence gave it is unknown). The multi-sentence questions and the unmarked ones
     took the train rows from 3,982 to 6,646 (dev clean turns: IUV false alarms 67 -> 58)."""
-    from sage_core.evaluator.text.sentences import is_unmarked_question, sentences
+    from sage_core.evaluator.text.sentences import marked_question, sentences
     turns, _ = _load(folder)
     rows = set()
     for t in turns:
         if t.user_values is None:
             continue
         sents = [(x, o) for x, o in sentences(t.user or "") if x.strip()]
-        questions = [(x.strip() if x.strip().endswith("?") else x.strip().rstrip(".!") + "?", o, len(x))
-                     for x, o in sents if x.strip().endswith("?") or is_unmarked_question(x)]
+        questions = [(q, o, len(x)) for x, o in sents for q in [marked_question(x)] if q]
         if len(sents) == 1:
             rows.update((q, int(bool(t.user_values))) for q, _, _ in questions)
         elif questions and all(uv.span is not None for uv in t.user_values):

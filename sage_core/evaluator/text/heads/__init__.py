@@ -42,7 +42,7 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
-from sage_core.evaluator.text.sentences import is_unmarked_question
+from sage_core.evaluator.text.sentences import is_unmarked_question, marked_question
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -162,7 +162,7 @@ def request_unit_groups(text: str) -> list[tuple[str, list[str]]]:
     pair (``split_question_pairs``)."""
     sents = question_sentences(text)
     if not any(s.rstrip().endswith("?") for s in sents):
-        unmarked = [s.strip().rstrip(".!") + "?" for s, _ in _sentences(text) if is_unmarked_question(s)]
+        unmarked = [marked_question(s) for s, _ in _sentences(text) if is_unmarked_question(s)]
         sents = unmarked or sents
     out, seen = [], set()
     for sent in sents:
