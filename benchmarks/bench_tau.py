@@ -42,12 +42,11 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 DEV_TASKS = range(0, 12)  # development half: this round's rules and the dialogue-score prior were chosen on it
 
 
-def dialogue_scores(turns, verdicts, consequential, pi: float = 0.5) -> tuple[bool, float]:
+def dialogue_scores(verdicts, effects, pi: float = 0.5) -> tuple[bool, float]:
     """(failed?, score): failed iff a step fails; score = noisy-OR over failing steps, steps that cannot change the
-    outcome record at the smaller prior (science.dialogue_score)."""
-    from sage_core.science.dialogue_score import noisy_or_score, outcome_effects
-    return (any(v.label.value == "failure" for v in verdicts),
-            noisy_or_score(verdicts, pi, effects=outcome_effects(turns, verdicts, consequential)))
+    outcome record (``effects``, from science.dialogue_score.outcome_effects) at the smaller prior."""
+    from sage_core.science.dialogue_score import noisy_or_score
+    return any(v.label.value == "failure" for v in verdicts), noisy_or_score(verdicts, pi, effects=effects)
 
 
 def auroc_ci(y, s, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
@@ -102,13 +101,13 @@ def main() -> int:
     from sage_core.science.dialogue_score import PI_NO_EFFECT, outcome_effects
     for d in ids:
         vs = [vmap[t.turn_id] for t in dialogues[d]]
-        f, s = dialogue_scores(dialogues[d], vs, consequential)
+        eff = outcome_effects(dialogues[d], vs, consequential)
+        f, s = dialogue_scores(vs, eff)
         pred.append(int(f))
         score.append(s)
         n_failing.append(sum(v.label.value == "failure" for v in vs))
         max_score.append(max_step_score(vs))
         flat.append(noisy_or_score(vs))
-        eff = outcome_effects(dialogues[d], vs, consequential)
         for p_ in pi_sens:
             pi_sens[p_].append(noisy_or_score(vs, effects=eff, pi_no_effect=p_))
         steps[d] = predicted_step(dialogues[d], vs, consequential)

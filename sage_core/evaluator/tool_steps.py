@@ -553,9 +553,9 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
     for i, rule in enumerate(spec.policy.option_preferences):
         if spec.tool not in rule["tools"]:
             continue
-        keys, arg = rule["keys"], rule["arg"]
-        picked = {tuple(str(args.get(f"{arg}[{n}].{k}", "")) for k in keys) for n in range(spec.policy.max_items * 4)
-                  if any(str(args.get(f"{arg}[{n}].{k}", "")).strip() for k in keys)}
+        keys = rule["keys"]
+        picked = {tuple(item.get(k, "") for k in keys) for item in _items(args, rule["arg"]).values()
+                  if any(item.get(k, "").strip() for k in keys)}
         groups = searched_options(ctx, rule)
         if not picked or not groups:
             continue
@@ -587,15 +587,16 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
                 if not chosen:
                     continue
                 chosen_any = True
-                rivals = [(cost(o), o) for o in opts if o not in chosen and cost(o) is not None and (
+                rivals = [(c, o) for o in opts if o not in chosen for c in [cost(o)] if c is not None and (
                     avail_path is None or all((_number_at(p, avail_path) or 0) > 0 for p in o))]
+                best = min(rivals, key=lambda x: x[0], default=None)
                 for o in chosen:
                     c = cost(o)
-                    best = min(rivals, key=lambda x: x[0], default=None)
                     if c is not None and best is not None and best[0] < c and (o, c, best[1], best[0]) not in better:
                         better.append((o, c, best[1], best[0]))
             if not chosen_any:
                 continue
+
             def name(opt: list[dict[str, Any]]) -> str:
                 return " + ".join(key_of(p)[0] for p in opt)
 
@@ -619,6 +620,17 @@ _INFLECTIONS = ("s", "es", "ing", "ling", "ation", "ations", "lation", "lations"
 # (no past forms: "I booked it", "cancelled by the airline", "canceled reservations" report, they do not ask)
 REQUEST_GAP = 2  # words allowed between two words of a request phrase ("change my *return* flight")
 NEGATION_REACH = 3  # a negation this many words before the phrase negates it ("I don't want to cancel")
+
+
+# an inflected / derived request word after one of these is a noun, which asks for nothing ("my booking", "why the
+# cancellation ..."); the policy's own words match as written ("my shipping address")
+NOUN_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "its",
+                              "original", "previous", "current", "last", "earlier", "existing"})
+# the user takes a request back ("I'll hold off on making any changes", "never mind", "let's not proceed")
+WITHDRAWAL = re.compile(r"\b(hold off|never ?mind|forget (?:it|about it)|"
+                        r"(?:do not|don'?t|not|won'?t|will not) (?:want to |wish to |be able to )?"
+                        r"(?:proceed|go ahead|make (?:any|the|these) changes?)|let'?s not|i'?ll pass|"
+                        r"(?:keep|leave) (?:it|things|everything|my \w+) (?:as it is|as is|unchanged)|no changes)\b", re.I)
 
 
 def word_form_of(token: str, word: str) -> bool:
@@ -661,16 +673,6 @@ def request_phrase_in(phrase: str, text: str, nouns_too: bool = False) -> bool:
                 and not any(NEGATION.fullmatch(t) for t in toks[max(0, start - NEGATION_REACH):start]):
             return True
     return False
-
-
-# an inflected / derived request word after one of these is a noun, which asks for nothing ("my booking", "why the
-# cancellation ..."); the policy's own words match as written ("my shipping address")
-NOUN_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "its",
-                              "original", "previous", "current", "last", "earlier", "existing"})
-# the user takes a request back ("I'll hold off on making any changes", "never mind", "let's not proceed")
-WITHDRAWAL = re.compile(r"\b(hold off|never ?mind|forget (?:it|about it)|(?:do not|don'?t|not|won'?t|will not) (?:want to |wish to |be able to )?"
-                        r"(?:proceed|go ahead|make (?:any|the|these) changes?)|let'?s not|i'?ll pass|"
-                        r"(?:keep|leave) (?:it|things|everything|my \w+) (?:as it is|as is|unchanged)|no changes)\b", re.I)
 
 
 def events(turn: Turn) -> list[tuple[str, str]]:

@@ -92,8 +92,7 @@ def outcome_effects(turns: Iterable[Any], verdicts: Iterable[Any], consequential
     for t, v in zip(turns, verdicts):
         st = (getattr(t, "meta", None) or {}).get("step") or {}
         write = st.get("kind") == "tool_call" and st.get("tool") in cons and not st.get("is_error")
-        dropped = any(getattr(getattr(tr, "final", None), "decision", None) is not None
-                      and tr.final.decision.value == "true" and tr.criterion.args.get("rule") == "dropped_request"
+        dropped = any(tr.final.decision.value == "true" and tr.criterion.args.get("rule") == "dropped_request"
                       for tr in getattr(v, "traces", None) or [])
         out.append(bool(write or dropped))
     return out
