@@ -39,6 +39,7 @@ option_preferences:
       - {words: [cheapest, lowest price], least: "fare.{seat}"}
       - {words: [nonstop, direct], least: "@parts"}
       - {words: [fastest, quickest], least: "@span:departs:arrives"}
+    time_window: {departs: departs, arrives: arrives}
 """
 
 
@@ -146,6 +147,47 @@ def test_clock_times_for_the_span_of_an_option():
     assert clock_minutes("late") is None and clock_minutes(None) is None
 
 
+@pytest.mark.parametrize("sentence,window", [
+    ("I prefer flights departing after 8am and before 9pm.", ("departure", 480, 1260)),
+    ("Neither works for me as I don't want to fly before 11 AM EST.", ("departure", 660, 1440)),  # negated
+    ("I can\u2019t leave before 10 am.", ("departure", 600, 1440)),  # a typographic apostrophe
+    ("I need to arrive no later than 5:30 pm.", ("arrival", 0, 1050)),
+    ("Something between 9 am and noon, please.", ("departure", 540, 720)),
+    ("I'd prefer the morning flights.", ("departure", 0, 720)),
+    ("Good morning, I need a flight.", None),  # a greeting
+    ("After 8 and before 9.", None),  # no am / pm: which 8?
+    ("I'll call after lunch.", None),
+    ("After 9 pm but before 8 am.", None),  # empty
+])
+def test_a_time_window_the_user_states(sentence, window):
+    from sage_core.evaluator.text.time_windows import stated_window
+
+    w = stated_window(sentence)
+    assert (None if w is None else ("arrival" if w.arrival else "departure", w.start, w.end)) == window
+
+
+def test_the_users_time_window_among_searched_options(run):
+    # T1 leaves 10:00 and lands 18:00; T2 + T3 leave 08:00 and land 11:00; T4 (sold out) leaves 23:00
+    res = run(trip("too_early", "I don't want to leave before 9 am.", ["T2", "T3"]),
+              trip("in_window", "I don't want to leave before 9 am.", ["T1"]),
+              trip("cheapest_inside", "The cheapest trip leaving after 9 am, please.", ["T1"]),
+              trip("lands_late", "I have to arrive before noon.", ["T1"]),
+              trip("nothing_fits", "Only after 11 pm please.", ["T1"]),  # only the sold-out T4 leaves then
+              trip("softened", "After 9 am would be nice, but any time is fine.", ["T2", "T3"]))
+
+    def window(dialogue):
+        return [x for x in preference_traces(res, dialogue) if x.criterion.args["least"] == "@window"]
+
+    tr = window("too_early")
+    assert [x.final.decision.value for x in tr] == ["true"]
+    assert "T2 + T3 falls outside it where T1 fits" in tr[0].final.rationale
+    assert [x.final.decision.value for x in window("in_window")] == ["false"]
+    # the cheaper T2 + T3 leaves before the window: not a rival of the cheapest inside it
+    assert [x.final.decision.value for x in preference_traces(res, "cheapest_inside")] == ["false", "false"]
+    assert [x.final.decision.value for x in window("lands_late")] == ["true"]
+    assert window("nothing_fits") == [] and window("softened") == []
+
+
 def test_options_only_from_the_agents_own_searches(run):
     c = trip("unsearched", "The cheapest option please.", ["T1"])
     c["messages"] = [m for m in c["messages"] if not (m.get("tool_calls") and
@@ -165,6 +207,9 @@ def test_option_preference_policy_errors(tmp_path):
          "     prefer: [{words: [cheapest]}]}\n", r"option_preferences\[0\]\.prefer\[0\]"),
         ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: [find_trips],\n"
          "     prefer: [{words: [fastest], least: '@duration'}]}\n", "unknown 'least'"),
+        ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: [find_trips],\n"
+         "     prefer: [{words: [cheapest], least: fare}], time_window: {departs: departs}}\n",
+         r"option_preferences\[0\]\.time_window"),
     ]:
         p.write_text(text, encoding="utf-8")
         with pytest.raises(SageInputError, match=needle):

@@ -41,6 +41,7 @@ from typing import Any, Optional
 from sage_core.data.tool_output import is_error_output
 from sage_core.evaluator.text.lexicon import NEGATION
 from sage_core.evaluator.text.sentences import sentences
+from sage_core.evaluator.text.time_windows import TimeWindow, stated_window
 from sage_core.evaluator.text.normalize import find_in_text, iter_numbers, parse_number, tokens
 from sage_core.specs.from_tools import ToolWorkflowSpec
 from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Turn, Verdict
@@ -498,6 +499,23 @@ def stated_preference(ctx: StepContext, words: list[str]) -> Optional[str]:
     return found
 
 
+def stated_time_window(ctx: StepContext) -> Optional[TimeWindow]:
+    """The time window of the user's latest sentence that states one ("after 8 am and before 9 pm"), not softened
+    in the same sentence."""
+    found = None
+    for text in ctx.user_texts:
+        for sent, _ in sentences(text):
+            w = None if PREFERENCE_SOFTENED.search(sent) else stated_window(sent)
+            found = w or found
+    return found
+
+
+def option_clock(opt: list[dict[str, Any]], fields: dict[str, str], window: TimeWindow) -> Optional[float]:
+    """The clock time a window binds in an option: its first part's departure, or its last part's arrival."""
+    return clock_minutes(opt[-1].get(fields["arrives"])) if window.arrival else clock_minutes(
+        opt[0].get(fields["departs"]))
+
+
 def _fill(template: str, args: dict[str, Any]) -> Optional[str]:
     """``prices.{cabin}`` with the call's ``cabin`` argument; None when the call lacks it."""
     missing = [k for k in re.findall(r"\{(\w+)\}", template) if not str(args.get(k, "")).strip()]
@@ -564,6 +582,17 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
             return tuple(str(part.get(k, "")) for k in keys)
 
         avail_path = _fill(rule["available"], args) if rule.get("available") else None
+
+        def available(o: list[dict[str, Any]]) -> bool:
+            return avail_path is None or all((_number_at(p, avail_path) or 0) > 0 for p in o)
+
+        window = stated_time_window(ctx) if rule.get("time_window") else None
+
+        def in_window(o: list[dict[str, Any]]) -> Optional[bool]:
+            return None if window is None else window.holds(option_clock(o, rule["time_window"], window))
+
+        if window is not None:
+            out.extend(_window_criterion(i, rule, groups, picked, key_of, window, in_window, available, cid))
         for k, pref in enumerate(rule["prefer"]):
             sent = stated_preference(ctx, pref["words"])
             if sent is None:
@@ -587,8 +616,9 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
                 if not chosen:
                     continue
                 chosen_any = True
-                rivals = [(c, o) for o in opts if o not in chosen for c in [cost(o)] if c is not None and (
-                    avail_path is None or all((_number_at(p, avail_path) or 0) > 0 for p in o))]
+                # a rival outside the user's stated time window is no option ("the cheapest after 8 am")
+                rivals = [(c, o) for o in opts if o not in chosen for c in [cost(o)]
+                          if c is not None and available(o) and in_window(o) is not False]
                 best = min(rivals, key=lambda x: x[0], default=None)
                 for o in chosen:
                     c = cost(o)
@@ -597,10 +627,8 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
             if not chosen_any:
                 continue
 
-            def name(opt: list[dict[str, Any]]) -> str:
-                return " + ".join(key_of(p)[0] for p in opt)
-
-            why = "; ".join(f"{name(o)} ({c:g}) where {name(b)} ({bc:g}) was available" for o, c, b, bc in better)
+            why = "; ".join(f"{_option_name(o, key_of)} ({c:g}) where {_option_name(b, key_of)} ({bc:g}) was available"
+                            for o, c, b, bc in better)
             out.append(Criterion(cid("IUV", f"preference:{i}:{k}"), FailureClass.IUV,
                                  {"slot": f"preference:{pref['words'][0]}", "value": pref["words"][0],
                                   "sentence": sent, "violated": bool(better), "why": why, "least": pref["least"],
@@ -608,6 +636,36 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
                                  "user", None, f"the user asked for the {pref['words'][0]} option ({sent!r}); "
                                                f"the call picks {why}"))
     return out
+
+
+def _option_name(opt: list[dict[str, Any]], key_of) -> str:
+    return " + ".join(key_of(p)[0] for p in opt)
+
+
+def _window_criterion(i: int, rule: dict[str, Any], groups, picked, key_of, window: TimeWindow, in_window, available,
+                      cid) -> list[Criterion]:
+    """IUV for the time window the user stated: violated when a chosen option falls outside it while an available
+    option of the same search falls inside; none when no option of the call's searches fits (nothing to choose)."""
+    outside, fits_any = [], False
+    for opts in groups.values():
+        chosen = [o for o in opts if all(key_of(p) in picked for p in o)]
+        if not chosen:
+            continue
+        inside = [o for o in opts if o not in chosen and available(o) and in_window(o)]
+        fits_any = fits_any or bool(inside) or any(in_window(o) for o in chosen)
+        for o in chosen:
+            if in_window(o) is False and inside:
+                outside.append(f"{_option_name(o, key_of)} falls outside it where {_option_name(inside[0], key_of)} "
+                               "fits")
+    if not fits_any:
+        return []
+    why = "; ".join(outside)
+    return [Criterion(cid("IUV", f"preference:{i}:window"), FailureClass.IUV,
+                      {"slot": "preference:time window", "value": window.describe(), "sentence": window.sentence,
+                       "violated": bool(outside), "why": why, "least": "@window", "tool_step": True,
+                       "rule": "option_preference"},
+                      "user", None, f"the user asked for {window.describe()} ({window.sentence!r}); the call picks "
+                                    f"{why or 'options inside it'}")]
 
 
 def _phrase_in(phrase: str, text: str) -> bool:
@@ -1019,6 +1077,11 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
                                      "those conditions")
         return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
                                              "out and the agent neither declined nor handed off", "user")
+    if a.get("rule") == "option_preference" and a.get("least") == "@window":
+        if a["violated"]:
+            return _decide(-MARGIN_PREFERENCE, tau, f"the user asked for a {a['value']} ({a['sentence']!r}); the "
+                                                    f"call picks {a['why']}", "tool")
+        return _decide(MARGIN_PREFERENCE, tau, f"the user asked for a {a['value']}; the call's options fit it", "tool")
     if a.get("rule") == "option_preference":
         if a["violated"]:
             return _decide(-MARGIN_PREFERENCE, tau, f"the user asked for the {a['value']} option ({a['sentence']!r}); "

@@ -80,6 +80,10 @@ option_preferences:                 # the user's stated preference among the opt
       - {words: [nonstop, direct], least: "@parts"}                  # the number of parts
       - {words: [fastest], least: "@span:departs:arrives"}           # first part's departs to last's arrives
                                                                      #  (clock times HH:MM[:SS][+days])
+    time_window: {departs: departs, arrives: arrives}   # optional: a window the user states ("after 8 am", "the
+                                    #  morning flights") binds the first part's departure, or the last part's arrival
+                                    #  when the sentence speaks of arriving: IUV when the call picks an option outside
+                                    #  it while one inside was available; rivals outside it do not count above
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -348,6 +352,11 @@ def _option_preferences(raw: Any, file: str) -> list[dict[str, Any]]:
                     r"@span:[^:]+:[^:]+", pref["least"]):
                 raise _err(f"unknown 'least' {pref['least']!r}: use a path, @parts or @span:<start>:<end>", file,
                            f"{fld}.prefer[{k}].least")
+        tw = r.get("time_window")
+        if tw is not None and not (isinstance(tw, dict) and set(tw) == {"departs", "arrives"}
+                                   and all(isinstance(v, str) and v for v in tw.values())):
+            raise _err("'time_window' needs 'departs' and 'arrives' (the clock-time fields of an option's parts)",
+                       file, f"{fld}.time_window")
     return [dict(r) for r in raw]
 
 
