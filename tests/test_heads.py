@@ -146,7 +146,8 @@ def test_request_units_add_the_clauses_of_a_multi_part_question():
     assert clauses("When are you checking in?") == []  # one part: nothing added
     assert clauses("Where and when?") == []  # one-word parts are no clauses
     units = request_units("Sure. Where are you leaving from and where are you going? Anything else?")
-    assert units == ["Where are you leaving from and where are you going?", "Anything else?",
+    # every sentence of a reply with a question, then the parts (the act head decides whether "Sure." asks)
+    assert units == ["Sure.", "Where are you leaving from and where are you going?", "Anything else?",
                      "Where are you leaving from?", "where are you going?"]
     assert request_units("Your ride is booked.") == ["Your ride is booked."]  # no question: the reply itself
 
