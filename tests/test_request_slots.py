@@ -86,6 +86,7 @@ def _rental():
     ("Is the departure day March 12th?", {"end_day": "March 14th"}, "start_day"),  # dev; one open date slot
     ("Until March 7th?", {}, "end_day"),  # dev; the trip end decides between two open date slots
     ("Okay, on March 7th?", {"start_day": "March 5th"}, "end_day"),  # dev
+    ("On March 12th or March 3rd?", {"end_day": "March 14th"}, "start_day"),  # dev: alternatives joined by "or"
 ])
 def test_a_question_proposing_a_date_requests_the_open_date_slot(heads, reply, state, slot):
     spec = _rental()
@@ -170,14 +171,27 @@ def test_request_units_keep_the_sentence_first_then_its_parts():
     assert request_units("Sure. How many tickets did you need.") == ["How many tickets did you need?"]
     assert request_units("Where and when are you leaving?") == [
         "Where and when are you leaving?", "when are you leaving?", "Where are you leaving?"]
-    # a reply with a real question: statements without a mark are not made questions
-    assert request_units("What a trip. Where to?") == ["Where to?"]
+    # a reply with a real question: its statements are units as they stand (not made questions); the act head
+    # decides whether one asks
+    assert request_units("What a trip. Where to?") == ["What a trip.", "Where to?"]
+
+
+def _flight():
+    return WorkflowSpec("Air_9:FindFlight", "Air_9", "FindFlight", "", {
+        "from_city": SlotSpec("from_city", "City the flight leaves from"),
+        "to_city": SlotSpec("to_city", "City the flight goes to"),
+        "leave_day": SlotSpec("leave_day", "Date of the outbound flight"),
+        "seats": SlotSpec("seats", "Number of seats to book", True, ["1", "2", "3", "4"], "categorical"),
+    }, ["from_city", "to_city", "leave_day"], {"seats": "1"})
 
 
 @pytest.mark.parametrize("reply,spec,slots", [
     # SGD dev: the whole question scores the town at 0.63, under the threshold; its own question scores it 0.96
     ("Where and when will you be picking up the car from?", _rental(), {"town", "start_day"}),
     ("How many tickets did you need.", BUS, {"travelers"}),  # SGD dev, no question mark (nothing was read)
+    # SGD dev: the request put as a statement beside a question (only the destination was read)
+    ("Sure, Where are you planning a trip to? I will also need to know when you would like to leave.", _flight(),
+     {"to_city", "leave_day"}),
 ])
 def test_the_head_reads_both_things_and_unmarked_questions(heads, reply, spec, slots):
     t = Turn("d:1", "d", spec.id, [], "I need a ride.", reply, {}, {}, None, None)
@@ -191,3 +205,22 @@ def test_a_question_has_one_marked_form_for_training_and_inference():
     assert marked_question("Is the ticket in Premium Economy.") == "Is the ticket in Premium Economy?"
     assert marked_question("How many bed rooms") == "How many bed rooms?"
     assert marked_question("I need a room.") is None
+
+
+def test_a_question_proposing_a_value_for_an_empty_slot_is_no_confirmation(heads):
+    spec = _rental()
+    h = heads
+
+    def acts(reply, state):
+        t = Turn("d:1", "d", spec.id, [], "I need a car.", reply, dict(state), dict(state), None, None)
+        return {(a.act, a.slot) for a in extract_agent_acts(t, spec, heads=h)}
+
+    # SGD dev: the act head reads it as a confirmation (0.72); it asks for the empty start day
+    got = acts("Would you like this to be picked up in Long beach? Will this be on march 9th?",
+               {"end_day": "March 14th"})
+    assert ("REQUEST", "start_day") in got and not any(a == "CONFIRM" for a, _ in got)
+    # a confirmation restating values the state holds stays one
+    full = {"town": "Portland", "start_day": "March 9th", "end_day": "March 11th", "collect_time": "10 am"}
+    got = acts("Please confirm: a car in Portland from March 9th to March 11th, picked up at 10 am. Is that right?",
+               full)
+    assert ("CONFIRM", None) in got
