@@ -359,6 +359,12 @@ def test_bool_negation_forms():
     # a negation that approves (SGD dev: "I do not mind having a shared ride", "Ok, no problem with a shared ride")
     assert _uvs(spec, "I do not mind having insurance.")["add_insurance"] == "True"
     assert _uvs(spec, "Ok, no problem with insurance.")["add_insurance"] == "True"
+    # asked about it: "not mind" with an object accepts the value (SGD dev: "Sure, I do not mind a shared ride"),
+    # alone it leaves the choice open
+    asked = "Do you want to add insurance?"
+    assert _uvs(spec, "Sure, I do not mind an insurance.", asked)["add_insurance"] == "True"
+    assert _uvs(spec, "I don't mind having insurance.", asked)["add_insurance"] == "True"
+    assert _uvs(spec, "I don't mind.", asked)["add_insurance"] == "dontcare"
 
 
 def test_check_in_question_is_no_check_out_request():

@@ -155,7 +155,10 @@ def sequence_span(toks: list[tuple[str, int, int]], seq: list[str]) -> Optional[
 # matter verb ("I do not mind the type"), "no <adj> preference", and an open choice that the user accepts
 # ("anything is okay", "any of the airlines you can find would work", "any device that you want").
 DONTCARE_PATTERNS = tuple(re.compile(p) for p in (
-    r"\b(?:dont|doesnt|didnt|wont|wouldnt|do not|does not|will not|would not)(?: really| much| even)? (?:care|mind|matter)\b",
+    r"\b(?:dont|doesnt|didnt|wont|wouldnt|do not|does not|will not|would not)(?: really| much| even)? (?:care|matter)\b",
+    # "I do not mind the type" has no preference; "I do not mind a shared ride" / "having one" accepts the value
+    r"\b(?:dont|doesnt|didnt|wont|wouldnt|do not|does not|will not|would not)(?: really| much| even)? mind\b"
+    r"(?! (?:a|an|having|have|some)\b)",
     r"\bno (?:real |particular |specific |strong )?preferences?\b",
     r"\b(?:any|anything|anywhere|anyone|whatever|whichever|either)\b(?: (?!else\b|other\b|more\b|that\b|which\b|"
     r"with\b)\w+){0,6}? (?:(?:is|are|will be|would be|should be|sounds?) (?:fine|ok|okay|good|great|alright)|"
