@@ -22,6 +22,8 @@ COMMANDS = {
                         "turn tool-calling agent logs (OpenAI transcripts, tau-bench) into a slice + spec"),
     "train-heads": ("sage_core.science.heads.train",
                     "train the learned act / requested-slot heads on SGD train, calibrate on dev, write the JSON"),
+    "mine-aliases": ("sage_core.science.alias_mining",
+                     "mine categorical value aliases from SGD train, check them on dev, write the JSON"),
 }
 
 
