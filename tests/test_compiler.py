@@ -430,3 +430,29 @@ def test_check_out_question_is_no_request_for_the_only_check_in_slot():
     assert "check_in_date" in {s for s, _, _ in requested_slots("When will you check in?", spec, profile=SGD_PROFILE)}
 
 
+
+
+def test_a_cued_date_takes_its_slot_before_an_uncued_one():
+    """SGD dev: the uncued first date was read as the return date and the cued "return on the 4th" then lost it."""
+    spec = _spec([_slot("departure_date", "Start date of the trip"), _slot("return_date", "End date of the trip"),
+                  _slot("origin_city", "City the trip starts in")], ["departure_date", "return_date", "origin_city"])
+    got = _uvs(spec, "I need a flight out of Washington for the 1st of this month. I want to return on the 4th.",
+               "What will be your departure date, city and return date?")
+    assert got["departure_date"] == "the 1st of this month" and got["return_date"] == "the 4th"
+
+
+def test_no_preference_goes_to_the_slot_named_right_after_it():
+    """SGD dev: "I don't mind which actors" leaves the actors open, not the genre the agent asked about."""
+    spec = _spec([_slot("genre", "Type of the film"), _slot("actors", "Actors in the film")], ["genre", "actors"])
+    got = _uvs(spec, "Find me a comedy film, I don't mind which actors are in it.",
+               "What type of movie do you want to watch?")
+    assert got.get("actors") == "dontcare" and got.get("genre") != "dontcare"
+    assert _uvs(spec, "I don't mind.", "What type of movie do you want to watch?")["genre"] == "dontcare"
+
+
+def test_a_none_value_said_as_the_slots_absence():
+    spec = _spec([_slot("subtitle_language", "Language of the subtitles", ["None", "English", "Spanish"])],
+                 ["subtitle_language"])
+    assert _uvs(spec, "Yes, with no subtitles please.")["subtitle_language"] == "None"  # SGD dev
+    assert _uvs(spec, "Play it without subtitles.")["subtitle_language"] == "None"
+    assert "subtitle_language" not in _uvs(spec, "Does it come with no subtitles?")  # a question about the offer

@@ -211,6 +211,29 @@ _DIRECTION_FILLER = frozenset({"my", "her", "his", "their", "our", "your", "some
 _TO_SIDE = ("to", "destination", "recipient", "receiver", "payee", "return", "arrival", "inbound", "dropoff")
 
 
+def _slot_named_after(text: str, span: Span, spec: WorkflowSpec, slots: list[str],
+                      profile: CorpusProfile) -> Optional[str]:
+    """The one slot a keyword of which (its own name words, weight 1) follows a "no preference" phrase within three
+    words after "which / what / about / the" ("I don't mind which actors"), else None."""
+    after = tokens(text[span[1]:span[1] + 40])[:4]
+    if not after or after[0] not in ("which", "what", "about", "the", "any"):
+        return None
+    hits = {s for s in slots for k, w in slot_keywords(spec, s, profile) if w >= 1.0
+            for t in after[1:] if t == k or (len(k) > 3 and t.startswith(k))}
+    return next(iter(hits)) if len(hits) == 1 else None
+
+
+def _range_cue(text: str, span: Span) -> Optional[str]:
+    """Which end of a range the words just before a date or time name: "end" ("until", "return on"), "start"
+    ("from", "leaving on"), else None."""
+    cue = " ".join(tokens(text[max(0, span[0] - 16):span[0]])[-2:])
+    if re.search(r"\b(until|till|through|to|back on|return on|out on)$", cue):
+        return "end"
+    if re.search(r"\b(from|starting|start|on|in on|leave on|leaving on)$", cue):
+        return "start"
+    return None
+
+
 def _direction_side(text: str, span: Span, slots: list[str]) -> Optional[str]:
     """Of two or more slots that can hold the same value (account_type, recipient_account_type), the one the
     preposition before the mention points to: "to (her) X" the to-side slot, "from (my) X" the other; None when no
@@ -324,13 +347,28 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                     continue
                 for slot_, conf in attribute([s for s in by_value[pv] if s in intent] or by_value[pv], base):
                     add(slot_, pv, span, conf if base == 0.8 else min(conf, 0.7))
+    # a "none" value said as the slot's absence: "with no subtitles" for subtitle_language = None
+    for slot in intent:
+        sp = spec.slots[slot]
+        none = next((pv for pv in sp.possible_values if clean_text(pv) == "none"), None)
+        if sp.value_type != "categorical" or none is None or slot in found:
+            continue
+        kws = [k for k, w in slot_keywords(spec, slot, profile) if w >= 1.0 and len(k) > 3]
+        m = next((m for k in kws for m in re.finditer(rf"\b(?:no|without)\s+{re.escape(k)}\w*", text, re.I)), None)
+        if m and not is_question(text, m.span()):
+            add(slot, none, m.span(), 0.8)
     # typed patterns
     typed = {"time": list(iter_times(text)), "date": list(iter_dates(text)), "number": list(iter_numbers(text))}
     for vt, mentions in typed.items():
         slots = [s for s in intent if spec.slots[s].value_type == vt]
         if not mentions or not slots:
             continue
-        for _, span in mentions[:1] if len(slots) == 1 else mentions:
+        chosen = mentions[:1] if len(slots) == 1 else mentions
+        if vt in ("date", "time") and len(slots) > 1:
+            # a mention whose cue names its end of the range ("return on the 4th") goes first, so an uncued one
+            # ("for the 1st") is not given the slot the cued one names
+            chosen = sorted(chosen, key=lambda m: not _range_cue(text, m[1]))
+        for _, span in chosen:
             raw = text[span[0]:span[1]]
             if vt == "number" and asks_about_offer(text, span):
                 continue  # "was that for 2 tickets?" asks about the offer, it gives no value
@@ -354,14 +392,16 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
             elif raw.lower() in ("today", "tonight", "tomorrow"):
                 base = 0.45  # "that's all for today" is no date answer unless one was asked
             if len(cands) > 1 and vt in ("date", "time"):
-                cue = " ".join(tokens(text[max(0, span[0] - 16):span[0]])[-2:])
+                cue = _range_cue(text, span)
                 ends = [s for s in cands if any(t in RANGE_END_WORDS for t in tokens(s.replace("_", " ")))]
-                if re.search(r"\b(until|till|through|to|back on|return on|out on)$", cue) and len(ends) == 1:
+                if cue == "end" and len(ends) == 1:
                     cands, base = ends, 0.7
-                elif re.search(r"\b(from|starting|start|on|in on|leave on|leaving on)$", cue):
+                elif cue == "start":
                     starts_ = [s for s in cands if s not in ends]
                     if len(starts_) == 1:
                         cands, base = starts_, 0.6
+                else:
+                    cands = [s for s in cands if s not in found] or cands  # a cued mention took its slot first
             for slot, conf in attribute(cands, base):
                 pv = spec.slots[slot].possible_values
                 if pv and not any(values_match(raw, p, vt) for p in pv):
@@ -394,9 +434,13 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 add(slot, "True", None, 0.8)
             elif words[0] in ("no", "nope", "nah"):
                 add(slot, "False", None, 0.8)
-    # dontcare for the slot the agent just asked about
+    # dontcare for the slot the agent just asked about, or for the one the user names right after it ("a comedy,
+    # I don't mind which actors are in it": the actors, not the genre asked about)
     dc = find_dontcare(text)
-    if dc and asked:
+    named_after = _slot_named_after(text, dc, spec, intent, profile) if dc else None
+    if dc and named_after:
+        add(named_after, "dontcare", dc, 0.8)
+    elif dc and asked:
         top = [s for s, c in asked.items() if c == max(asked.values())]
         for s in top:
             add(s, "dontcare", dc, 0.8 if len(top) == 1 else 0.55)
