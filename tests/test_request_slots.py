@@ -224,3 +224,19 @@ def test_a_question_proposing_a_value_for_an_empty_slot_is_no_confirmation(heads
     got = acts("Please confirm: a car in Portland from March 9th to March 11th, picked up at 10 am. Is that right?",
                full)
     assert ("CONFIRM", None) in got
+
+
+@pytest.mark.parametrize("question,answer,slot,value", [
+    ("Departure city?", "New York.", "from_city", "New York"),  # SGD dev: the keyword rules read no request
+    ("What city are you flying to?", "I like Denver.", "to_city", "Denver"),
+])
+def test_a_bare_answer_goes_to_the_slot_the_heads_read_as_asked(heads, question, answer, slot, value):
+    from sage_core.data.types import Utterance
+    from sage_core.evaluator.text.user_values import extract_user_values
+
+    spec = _flight()
+    t = Turn("d:2", "d", spec.id, [Utterance("user", "I need a flight."), Utterance("agent", question)], answer,
+             "Okay.", {}, {}, None, None)
+    assert {(u.slot, u.value) for u in extract_user_values(t, spec, heads=heads)} >= {(slot, value)}
+    if question == "Departure city?":
+        assert slot not in {u.slot for u in extract_user_values(t, spec)}  # the rules alone

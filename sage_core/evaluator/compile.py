@@ -178,7 +178,7 @@ def turn_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACT
         _check_slots(spec, turn.user_values, "user_values", turn, allow_pseudo=False)
         uvs = [uv for uv in turn.user_values if uv.confidence >= floor]
     else:
-        uvs = extract_user_values(turn, spec, floor, profile)
+        uvs = extract_user_values(turn, spec, floor, profile, heads=heads)
         if heads is not None:  # values read in a question that asks about the offer are no values
             uvs = drop_values_in_asking_questions(uvs, turn.user, heads)
     if turn.agent_acts is not None:

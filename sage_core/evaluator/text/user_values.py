@@ -105,6 +105,14 @@ def alias_words(profile: CorpusProfile) -> frozenset[str]:
     return frozenset(clean_text(a) for al in profile.value_aliases.values() for a in al)
 
 
+# words around a bare answer ("Yes, New York please.") and the words before a name that state a preference ("I like
+# Ramen", "I prefer Drama", "I'd go for a Musical", "look it up for Atlanta"): with one slot just asked, the name
+# answers it
+_ANSWER_FILLERS = frozenset({"yes", "yeah", "ok", "okay", "sure", "please", "thanks", "thank", "you", "i", "think", "it",
+                             "its", "is", "um", "well", "just", "the", "a", "an", "in", "at", "to"})
+_PREFERENCE_CUES = frozenset({"like", "prefer", "for", "love", "fancy"})
+
+
 def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked: dict[str, float],
                           profile: CorpusProfile) -> list[tuple[str, str, Span, float]]:
     """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
@@ -154,6 +162,11 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             target = cue_slots["watch"][0]
         elif before in ("play", "hear") and len(cue_slots["play"]) == 1:
             target = cue_slots["play"][0]
+        top_asked = [s for s in slots if asked and asked.get(s) == max(asked.values())]
+        if not target and len(top_asked) == 1:
+            rest = [t for t in tokens(text) if t not in tokens(val) and t not in _ANSWER_FILLERS]
+            if not rest or before in _PREFERENCE_CUES:  # "New York." / "I prefer Drama." answering the question
+                target = top_asked[0]
         if target:
             out.append((target, val, (a, b), 0.9 if target in asked else 0.6))
             continue
@@ -286,13 +299,32 @@ def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
 EXTRACTION_PRECISION = {0.55: 0.795, 0.6: 0.911, 0.7: 0.941, 0.75: 0.95, 0.8: 0.95, 0.9: 0.95}
 
 
+def asked_slots(turn: Turn, spec: WorkflowSpec, profile: CorpusProfile = EMPTY_PROFILE,
+                heads: Optional["Heads"] = None) -> dict[str, float]:
+    """Slot -> confidence of each slot the agent's previous reply asks for: the keyword rules, and with ``heads`` the
+    learned requests as the evaluator reads them in a reply (``head_agent_acts``; the rules alone miss "Departure
+    city?", "Sure, what genre.", "What food do you want?"), each at its higher confidence."""
+    prev = previous_agent_text(turn)
+    asked = {s: c for s, c, _ in requested_slots(prev, spec, profile=profile)}
+    if heads is not None and prev.strip():
+        from dataclasses import replace
+
+        from sage_core.evaluator.text.agent_acts import head_agent_acts
+        before = replace(turn, agent=prev, state_after=dict(turn.state_before), user_values=None, agent_acts=None)
+        for a in head_agent_acts(before, spec, heads, profile=profile):
+            if a.act == "REQUEST" and a.slot in spec.slots and a.confidence > asked.get(a.slot, 0.0):
+                asked[a.slot] = a.confidence
+    return asked
+
+
 def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
-                        profile: CorpusProfile = EMPTY_PROFILE, calibrated: bool = True) -> list[UserValue]:
-    """Values the user supplies in u_t, attributed to slots (helped by what the agent just asked); each value's
-    confidence is its rule level's dev precision (``EXTRACTION_PRECISION``), or the rule level itself when
-    ``calibrated`` is False (what the calibration script measures)."""
+                        profile: CorpusProfile = EMPTY_PROFILE, calibrated: bool = True,
+                        heads: Optional["Heads"] = None) -> list[UserValue]:
+    """Values the user supplies in u_t, attributed to slots (helped by what the agent just asked, ``asked_slots``);
+    each value's confidence is its rule level's dev precision (``EXTRACTION_PRECISION``), or the rule level itself
+    when ``calibrated`` is False (what the calibration script measures)."""
     text = turn.user
-    asked = {s: c for s, c, _ in requested_slots(previous_agent_text(turn), spec, profile=profile)}
+    asked = asked_slots(turn, spec, profile, heads)
     intent = spec.intent_slots
     found: dict[str, UserValue] = {}
 
@@ -392,9 +424,17 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
             elif raw.lower() in ("today", "tonight", "tomorrow"):
                 base = 0.45  # "that's all for today" is no date answer unless one was asked
             if len(cands) > 1 and vt in ("date", "time"):
+                # the slot's own word just before ("my returning date will be the 13th")
+                prev = tokens(text[max(0, span[0] - 32):span[0]])[-5:]
+                own = [s for s in cands if any(w.startswith(t[:5]) for t in tokens(s.replace("_", " "))
+                                               if len(t) > 4 and t not in ("date", "dates", "time") for w in prev)]
                 cue = _range_cue(text, span)
+                if len(own) == 1:
+                    cands, base, cue = own, 0.7, "own"
                 ends = [s for s in cands if any(t in RANGE_END_WORDS for t in tokens(s.replace("_", " ")))]
-                if cue == "end" and len(ends) == 1:
+                if cue == "own":
+                    pass
+                elif cue == "end" and len(ends) == 1:
                     cands, base = ends, 0.7
                 elif cue == "start":
                     starts_ = [s for s in cands if s not in ends]
