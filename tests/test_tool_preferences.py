@@ -40,6 +40,10 @@ option_preferences:
       - {words: [nonstop, direct], least: "@parts"}
       - {words: [fastest, quickest], least: "@span:departs:arrives"}
     time_window: {departs: departs, arrives: arrives}
+spending_limits:
+  - tools: [reserve_trip]
+    key: trip_id
+    paid: "payments[].amount"
 """
 
 
@@ -188,6 +192,51 @@ def test_the_users_time_window_among_searched_options(run):
     assert window("nothing_fits") == [] and window("softened") == []
 
 
+@pytest.mark.parametrize("sentence,cap", [
+    ("I'm willing to pay up to $600 for the upgrades.", 600.0),
+    ("I really need it to fit under $1,000.", 1000.0),
+    ("I'm willing to pay a change fee if needed, up to $100.", 100.0),  # the condition ends at the comma
+    ("My budget is $250 and no more than $200 for the seat.", 200.0),  # the smallest cap
+    ("If it costs under $100, book it.", None),  # a cap inside a condition
+    ("If more than $100 of it will be wasted, use my card.", None),
+    ("It costs $50.", None),
+])
+def test_the_most_a_user_says_they_will_pay(sentence, cap):
+    from sage_core.evaluator.text.spending_limits import stated_limit
+
+    assert stated_limit(sentence) == cap
+
+
+def test_a_write_that_charges_more_than_the_user_would_pay(run):
+    def spend(cid, wish, answer, earlier=None, error=False):
+        msgs = [{"role": "user", "content": f"Hi, I'm kim_7. Please reserve a trip from Oslo on day 3. {wish}"},
+                call("u", "get_user", {"user_id": "kim_7"}), out("u", json.dumps(earlier or {"user_id": "kim_7"})),
+                {"role": "assistant", "content": "Shall I reserve T1 on day 3 in coach for kim_7?"},
+                {"role": "user", "content": "Yes, go ahead."},
+                call("r", "reserve_trip", {"user_id": "kim_7", "seat": "coach",
+                                           "legs": [{"leg_no": "T1", "day": "3"}]}),
+                out("r", "Error: no seats" if error else json.dumps(answer))]
+        return {"id": cid, "messages": msgs}
+
+    res = run(spend("over", "I can pay up to $250.", {"trip_id": "R1", "payments": [{"amount": 300}]}),
+              spend("within", "I can pay up to $250.", {"trip_id": "R1", "payments": [{"amount": 220}]}),
+              # the record already held a payment of 100: this call charges 300 - 100 = 200
+              spend("delta", "I can pay up to $250.", {"trip_id": "R1", "payments": [{"amount": 100}, {"amount": 200}]},
+                    earlier={"trip_id": "R1", "payments": [{"amount": 100}]}),
+              spend("no_cap", "If it costs under $100, book it.", {"trip_id": "R1", "payments": [{"amount": 300}]}),
+              spend("rejected", "I can pay up to $250.", None, error=True),
+              spend("no_payments", "I can pay up to $250.", {"trip_id": "R1"}))
+
+    def limit(dialogue):
+        return [(tr.final.decision.value, tr.final.rationale) for t, v in res if t.dialogue_id == dialogue
+                for tr in v.traces if tr.criterion.args.get("rule") == "spending_limit"]
+
+    assert [d for d, _ in limit("over")] == ["true"] and "charge of 300" in limit("over")[0][1]
+    assert [d for d, _ in limit("within")] == ["false"]
+    assert [d for d, _ in limit("delta")] == ["false"] and "charges 200" in limit("delta")[0][1]
+    assert limit("no_cap") == [] and limit("rejected") == [] and limit("no_payments") == []
+
+
 def test_options_only_from_the_agents_own_searches(run):
     c = trip("unsearched", "The cheapest option please.", ["T1"])
     c["messages"] = [m for m in c["messages"] if not (m.get("tool_calls") and
@@ -210,6 +259,8 @@ def test_option_preference_policy_errors(tmp_path):
         ("option_preferences:\n  - {tools: [reserve_trip], arg: legs, keys: [leg_no], options_from: [find_trips],\n"
          "     prefer: [{words: [cheapest], least: fare}], time_window: {departs: departs}}\n",
          r"option_preferences\[0\]\.time_window"),
+        ("spending_limits:\n  - {tools: [reserve_trip], key: trip_id, paid: amount}\n", r"spending_limits\[0\]"),
+        ("spending_limits: {tools: [reserve_trip]}\n", "must be a list"),
     ]:
         p.write_text(text, encoding="utf-8")
         with pytest.raises(SageInputError, match=needle):

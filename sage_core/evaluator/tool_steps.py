@@ -41,6 +41,7 @@ from typing import Any, Optional
 from sage_core.data.tool_output import is_error_output
 from sage_core.evaluator.text.lexicon import NEGATION
 from sage_core.evaluator.text.sentences import sentences
+from sage_core.evaluator.text.spending_limits import stated_limit
 from sage_core.evaluator.text.time_windows import TimeWindow, stated_window
 from sage_core.evaluator.text.normalize import find_in_text, iter_numbers, parse_number, tokens
 from sage_core.specs.from_tools import ToolWorkflowSpec
@@ -264,6 +265,7 @@ def compile_tool_step(turn: Turn, spec: Any) -> list[Criterion]:
     out.extend(_record_rule_criteria(turn, spec, ctx, cid))
     out.extend(_must_ask(turn, spec, ctx, cid))
     out.extend(_option_preferences(turn, spec, ctx, cid))
+    out.extend(_spending_limits(turn, spec, ctx, cid))
     if spec.consequential and step.get("is_error"):
         out.append(Criterion(cid("UV", "(call)"), FailureClass.UV,
                              {"slot": "(call)", "value": "", "value_type": "text", "tool_step": True,
@@ -668,6 +670,66 @@ def _window_criterion(i: int, rule: dict[str, Any], groups, picked, key_of, wind
                                     f"{why or 'options inside it'}")]
 
 
+def stated_spending_limit(ctx: StepContext) -> Optional[tuple[float, str]]:
+    """(cap, sentence) of the user's latest sentence that states the most they will pay, not softened."""
+    found = None
+    for text in ctx.user_texts:
+        for sent, _ in sentences(text):
+            cap = None if PREFERENCE_SOFTENED.search(sent) else stated_limit(sent)
+            if cap is not None:
+                found = (cap, sent.strip())
+    return found
+
+
+def paid_sum(record: Any, path: str) -> Optional[float]:
+    """The sum of ``<list>[].<field>`` in a record; None when the list is not there or an amount is no number."""
+    head, _, fld = path.partition("[].")
+    obj = record
+    for part in head.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    if not isinstance(obj, list):
+        return None
+    vals = [_number_at(item, fld) for item in obj]
+    return None if any(v is None for v in vals) else float(sum(vals))
+
+
+def _spending_limits(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Criterion]:
+    """IUV when a write charges more than the user said they would pay ("up to $600"): the charge is the sum the
+    call's own answer lists minus the same sum in the latest earlier answer about the same record (a booking's
+    whole payment when there is none). Only calls whose answer says what was paid are checked."""
+    step = turn.meta.get("step") or {}
+    if step.get("is_error") or not spec.policy.spending_limits:
+        return []
+    out = []
+    for i, rule in enumerate(spec.policy.spending_limits):
+        if spec.tool not in rule["tools"]:
+            continue
+        try:
+            after = json.loads(str(step.get("result") or ""))
+        except ValueError:
+            continue
+        paid_after = paid_sum(after, rule["paid"]) if isinstance(after, dict) else None
+        limit = stated_spending_limit(ctx) if paid_after is not None else None
+        if limit is None:
+            continue
+        key = str(after.get(rule["key"]) or turn.state_after.get(rule["key"]) or "").strip()
+        before = None
+        for c in reversed(ctx.calls):
+            rec = c.json_answer() if c.ok else None
+            if key and isinstance(rec, dict) and str(rec.get(rule["key"], "")).strip() == key:
+                before = paid_sum(rec, rule["paid"])
+                if before is not None:
+                    break
+        charge = paid_after - (before or 0.0)
+        cap, sent = limit
+        out.append(Criterion(cid("IUV", f"spending_limit:{i}"), FailureClass.IUV,
+                             {"slot": "spending limit", "value": f"{cap:g}", "sentence": sent, "charge": charge,
+                              "violated": charge > cap + 0.005, "tool_step": True, "rule": "spending_limit"},
+                             "user", None, f"the user would pay at most {cap:g} ({sent!r}); the call charges "
+                                           f"{charge:g}"))
+    return out
+
+
 def _phrase_in(phrase: str, text: str) -> bool:
     p = " ".join(tokens(phrase))
     return bool(p) and f" {p} " in " " + " ".join(tokens(text)) + " "
@@ -989,8 +1051,8 @@ def verify_tool_step_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
         if c.args["done"]:
             return _v(Decision.FALSE, f"{c.args['value']} was carried out", "agent")
         return _abstain(Stage.S1, "the request was not carried out; whether it was declined needs the text (S2)")
-    if rule == "option_preference":
-        return _abstain(Stage.S1, "whether the user's stated preference binds this choice needs the text (S2)")
+    if rule in ("option_preference", "spending_limit"):
+        return _abstain(Stage.S1, "whether the user's stated wish binds this call needs the text (S2)")
     if rule == "one_call_per_message":
         bad, why = one_call_decision(c.args)
         return _v(Decision.TRUE if bad else Decision.FALSE, why, "agent")
@@ -1077,6 +1139,12 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
                                      "those conditions")
         return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
                                              "out and the agent neither declined nor handed off", "user")
+    if a.get("rule") == "spending_limit":
+        if a["violated"]:
+            return _decide(-MARGIN_PREFERENCE, tau, f"the user would pay at most {a['value']} ({a['sentence']!r}); "
+                                                    f"the call's answer shows a charge of {a['charge']:g}", "tool")
+        return _decide(MARGIN_PREFERENCE, tau, f"the call charges {a['charge']:g}, within the {a['value']} the user "
+                                               "would pay", "tool")
     if a.get("rule") == "option_preference" and a.get("least") == "@window":
         if a["violated"]:
             return _decide(-MARGIN_PREFERENCE, tau, f"the user asked for a {a['value']} ({a['sentence']!r}); the "

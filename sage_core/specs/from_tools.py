@@ -84,6 +84,10 @@ option_preferences:                 # the user's stated preference among the opt
                                     #  morning flights") binds the first part's departure, or the last part's arrival
                                     #  when the sentence speaks of arriving: IUV when the call picks an option outside
                                     #  it while one inside was available; rivals outside it do not count above
+spending_limits:                    # the most the user said they would pay ("up to $600", "my budget is $1,000")
+  - tools: [place_order, change_order]   # writes whose charge it bounds (IUV when one charges more)
+    key: order_id                   # the record's id: the call's answer and the latest earlier answer about it
+    paid: "payments[].amount"       # summed in each; the charge is the call's answer minus the earlier one (0 without)
 ```
 
 Array parameters are flattened to indexed paths (``passengers[0].first_name``,
@@ -128,6 +132,7 @@ class ToolPolicy:
     record_rules: list[dict[str, Any]] = field(default_factory=list)  # checks of a write against a looked-up record
     must_ask: dict[str, list[str]] = field(default_factory=dict)  # tool.argument -> words the agent must have asked with
     option_preferences: list[dict[str, Any]] = field(default_factory=list)  # user preferences among searched options
+    spending_limits: list[dict[str, Any]] = field(default_factory=list)  # writes whose charge a user's cap bounds
     source: str = ""
 
     def prerequisites(self, tool: str) -> list[str]:
@@ -161,7 +166,8 @@ class ToolPolicy:
                 "one_call_per_message": self.one_call_per_message, "now": self.now,
                 "record_rules": [dict(r) for r in self.record_rules],
                 "must_ask": {k: list(v) for k, v in self.must_ask.items()},
-                "option_preferences": [dict(r) for r in self.option_preferences]}
+                "option_preferences": [dict(r) for r in self.option_preferences],
+                "spending_limits": [dict(r) for r in self.spending_limits]}
 
 
 @dataclass
@@ -324,7 +330,21 @@ def policy_from_dict(raw: dict, file: str, service: Optional[str] = None) -> Too
                       request_words=mapping("request_words"), handoff=lst("handoff"), max_items=mi,
                       one_call_per_message=ocpm, now=now, record_rules=rules,
                       must_ask=mapping("must_ask"), option_preferences=_option_preferences(
-                          raw.get("option_preferences") or [], file), source=file)
+                          raw.get("option_preferences") or [], file),
+                      spending_limits=_spending_limits(raw.get("spending_limits") or [], file), source=file)
+
+
+def _spending_limits(raw: Any, file: str) -> list[dict[str, Any]]:
+    """Validate ``spending_limits`` (format in the module docstring)."""
+    if not isinstance(raw, list):
+        raise _err("'spending_limits' must be a list of rules", file, "spending_limits")
+    for i, r in enumerate(raw):
+        if not (isinstance(r, dict) and isinstance(r.get("tools"), list) and r["tools"]
+                and all(isinstance(t, str) and t for t in r["tools"]) and isinstance(r.get("key"), str) and r["key"]
+                and isinstance(r.get("paid"), str) and re.fullmatch(r"[\w.]+\[\]\.[\w.]+", r["paid"])):
+            raise _err("a spending limit needs 'tools' (list of names), 'key' (the record's id field) and 'paid' "
+                       "(<list>[].<amount field> in the record)", file, f"spending_limits[{i}]")
+    return [dict(r) for r in raw]
 
 
 def _option_preferences(raw: Any, file: str) -> list[dict[str, Any]]:
@@ -437,6 +457,7 @@ def registry_from_tools(tools: list[dict[str, Any]], policy: Optional[ToolPolicy
                         ("must_ask", [k.split(".")[0] for k in policy.must_ask]),
                         ("option_preferences", [t for r in policy.option_preferences
                                                 for t in list(r["tools"]) + list(r["options_from"])]),
+                        ("spending_limits", [t for r in policy.spending_limits for t in r["tools"]]),
                         ("requires_called", [t for k, v in policy.requires_called.items()
                                              for alt in ([k] if k != ALL_TOOLS else []) + v
                                              for t in alt.split("|")])):
