@@ -67,6 +67,11 @@ def _final(ev, turn, kind, slot=None):
     ("Any of the airlines you can find would work for me.", "Any of the airlines you can find would work"),  # dev
     ("Play it on any device that you want for me.", "any device that you want"),  # dev
     ("Honestly, whichever one you pick is fine by me.", "whichever one you pick is fine"),  # paraphrase
+    ("I need a ticket, whatever's best will do.", "whatever's best will do"),  # dev
+    ("I need to pick it up from Las Vegas now, happy with any model.", "happy with any"),  # dev
+    ("What else can you recommend, I'm easy on price.", "I'm easy on"),  # dev
+    ("I don't have anything particular in mind.", "don't have anything particular"),  # dev
+    ("Can you show me some attractions around there? Anything goes.", "Anything goes"),  # dev
 ])
 def test_no_preference_constructions_are_dontcare_cues(text, cue):
     sp = find_dontcare(text)
@@ -74,7 +79,9 @@ def test_no_preference_constructions_are_dontcare_cues(text, cue):
 
 
 @pytest.mark.parametrize("text", ["Do you have any restaurants in SF?", "Are there any other options that are good?",
-                                  "Anything else would be great.", "Is there anything else?"])
+                                  "Anything else would be great.", "Is there anything else?",
+                                  "Is there anything in particular you want?", "I am easy to reach by phone.",
+                                  "I want to be happy with the food."])
 def test_questions_and_requests_for_more_are_not_dontcare_cues(text):
     assert find_dontcare(text) is None
 

@@ -152,18 +152,25 @@ def sequence_span(toks: list[tuple[str, int, int]], seq: list[str]) -> Optional[
 
 
 # Constructions (on normalised tokens) that say "no preference" without a fixed phrase: a negated care / mind /
-# matter verb ("I do not mind the type"), "no <adj> preference", and an open choice that the user accepts
-# ("anything is okay", "any of the airlines you can find would work", "any device that you want").
+# matter verb ("I do not mind the type"), "no <adj> preference", an open choice that the user accepts ("anything is
+# okay", "any of the airlines you can find would work", "any device that you want", "whatever's best will do"), and
+# accepting any value ("happy with any model", "I'm easy on price"). The last three were read off dev clean turns
+# whose state writes "dontcare".
 DONTCARE_PATTERNS = tuple(re.compile(p) for p in (
     r"\b(?:dont|doesnt|didnt|wont|wouldnt|do not|does not|will not|would not)(?: really| much| even)? (?:care|matter)\b",
     # "I do not mind the type" has no preference; "I do not mind a shared ride" / "having one" accepts the value
     r"\b(?:dont|doesnt|didnt|wont|wouldnt|do not|does not|will not|would not)(?: really| much| even)? mind\b"
     r"(?! (?:a|an|having|have|some)\b)",
     r"\bno (?:real |particular |specific |strong )?preferences?\b",
-    r"\b(?:any|anything|anywhere|anyone|whatever|whichever|either)\b(?: (?!else\b|other\b|more\b|that\b|which\b|"
+    r"\b(?:any|anything|anywhere|anyone|whatever|whatevers|whichever|either)\b(?: (?!else\b|other\b|more\b|that\b|which\b|"
     r"with\b)\w+){0,6}? (?:(?:is|are|will be|would be|should be|sounds?) (?:fine|ok|okay|good|great|alright)|"
     r"works?|would work|will work|will do|would do)\b",
     r"\b(?:any|anything|whatever|whichever)(?: \w+)?(?: that| which)? you (?:want|like|choose|prefer|pick|find|think)\b",
+    # accepting any value: "happy with any model", "I'm alright with any category", "anything goes", "any sort",
+    # "I'm easy on price", "nothing in particular" / "I don't have anything particular in mind"
+    r"\b(?:happy|alright|fine|ok|okay|good|flexible|open) (?:with|to) (?:any|anything|whatever)\b",
+    r"\banything goes\b|\bany sort\b|\b(?:im|i am) (?:easy|flexible)(?: (?:on|about|with)\b|$)",
+    r"\b(?:nothing|(?:dont|do not) have anything) (?:in )?particular\b",
 ))
 
 
