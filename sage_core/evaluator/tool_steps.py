@@ -1110,6 +1110,13 @@ def _uv_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
 
 
 # --- S2 (symbolic part; hand-set margins named above) ------------------------------
+def _wish_verdict(a: dict[str, Any], tau: float, broken: str, kept: str) -> Verdict:
+    """A stated wish of the user (preference, time window, spending cap) the call breaks or keeps, at
+    ``MARGIN_PREFERENCE``, with the tool's answer or searches as the evidence."""
+    return _decide(-MARGIN_PREFERENCE if a["violated"] else MARGIN_PREFERENCE, tau, broken if a["violated"] else kept,
+                   "tool")
+
+
 def _decide(m: float, tau: float, why: str, evidence: str = "") -> Verdict:
     m = max(-1.0, min(1.0, float(m)))
     if m >= tau:
@@ -1140,22 +1147,16 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
         return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
                                              "out and the agent neither declined nor handed off", "user")
     if a.get("rule") == "spending_limit":
-        if a["violated"]:
-            return _decide(-MARGIN_PREFERENCE, tau, f"the user would pay at most {a['value']} ({a['sentence']!r}); "
-                                                    f"the call's answer shows a charge of {a['charge']:g}", "tool")
-        return _decide(MARGIN_PREFERENCE, tau, f"the call charges {a['charge']:g}, within the {a['value']} the user "
-                                               "would pay", "tool")
+        return _wish_verdict(a, tau, f"the user would pay at most {a['value']} ({a['sentence']!r}); the call's answer "
+                                     f"shows a charge of {a['charge']:g}",
+                             f"the call charges {a['charge']:g}, within the {a['value']} the user would pay")
     if a.get("rule") == "option_preference" and a.get("least") == "@window":
-        if a["violated"]:
-            return _decide(-MARGIN_PREFERENCE, tau, f"the user asked for a {a['value']} ({a['sentence']!r}); the "
-                                                    f"call picks {a['why']}", "tool")
-        return _decide(MARGIN_PREFERENCE, tau, f"the user asked for a {a['value']}; the call's options fit it", "tool")
+        return _wish_verdict(a, tau, f"the user asked for a {a['value']} ({a['sentence']!r}); the call picks {a['why']}",
+                             f"the user asked for a {a['value']}; the call's options fit it")
     if a.get("rule") == "option_preference":
-        if a["violated"]:
-            return _decide(-MARGIN_PREFERENCE, tau, f"the user asked for the {a['value']} option ({a['sentence']!r}); "
-                                                    f"the call picks {a['why']}", "tool")
-        return _decide(MARGIN_PREFERENCE, tau, f"the user asked for the {a['value']} option; no option the same "
-                                               "searches returned beats the call's on it", "tool")
+        return _wish_verdict(a, tau, f"the user asked for the {a['value']} option ({a['sentence']!r}); the call picks "
+                                     f"{a['why']}", f"the user asked for the {a['value']} option; no option the same "
+                                                    "searches returned beats the call's on it")
     if c.type == FailureClass.IUV:
         if str(a["call_value"]).lower() == str(a["value"]).lower():
             return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")
