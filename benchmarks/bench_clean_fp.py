@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     print("by fired class (a turn may fire several): "
           + (", ".join(f"{c} {k} ({100 * k / max(n, 1):.2f} %)" for c, k in sorted(by_class.items())) or "none"))
     seen = _train_services(Path(args.train_schema))
-    if seen is not None:  # unseen services are what test mostly holds (15 of 21): the dev figure closer to it
+    if seen is not None:  # test holds mostly services unseen in train (15 of 21); whether dev's unseen ones behave alike
         for name, keep in (("seen in train", True), ("unseen in train", False)):
             part = [(t, v) for t, v in zip(sample, vs) if (t.workflow.split(":")[0] in seen) == keep]
             k = sum(v.predicted_failure for _, v in part)

@@ -36,7 +36,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from sage_core.data.tool_output import is_error_output
 from sage_core.evaluator.text.lexicon import NEGATION
@@ -79,6 +79,14 @@ def is_tool_step(turn: Turn, spec: Any) -> bool:
         and turn.meta["step"].get("kind") in ("reply", "tool_call")
 
 
+def json_or_none(text: Optional[str]) -> Any:
+    """``text`` parsed as JSON; None when it is not JSON."""
+    try:
+        return json.loads(text or "")
+    except ValueError:
+        return None
+
+
 @dataclass
 class PriorCall:
     tool: str
@@ -91,10 +99,7 @@ class PriorCall:
 
     def json_answer(self) -> Any:
         """The tool's answer parsed as JSON; None when it is not JSON."""
-        try:
-            return json.loads(self.output or "")
-        except ValueError:
-            return None
+        return json_or_none(self.output)
 
 
 @dataclass
@@ -132,10 +137,7 @@ class StepContext:
             else:
                 m = CALL_RE.match(u.text)
                 if m:
-                    try:
-                        args = json.loads(m.group(2))
-                    except ValueError:
-                        args = {}
+                    args = json_or_none(m.group(2))
                     pc = PriorCall(m.group(1), args if isinstance(args, dict) else {})
                     ctx.calls.append(pc)
                     pending.append(pc)
@@ -489,27 +491,31 @@ PREFERENCE_SOFTENED = re.compile(r"\b(fine|ok|okay|don'?t mind|do not mind|accep
                                  r"doesn'?t matter|does not matter|whatever)\b", re.I)
 
 
-def stated_preference(ctx: StepContext, words: list[str]) -> Optional[str]:
-    """The user's latest sentence stating one of ``words`` as a wish: any inflection, not negated just before
-    ("not necessarily the cheapest"), not softened in the same sentence."""
+def latest_stated(ctx: StepContext, read: Callable[[str], Any]) -> Optional[tuple[Any, str]]:
+    """(what ``read`` finds, the sentence) of the user's latest sentence, not softened, in which ``read`` finds
+    something (neither None nor False): a preference, a time window, a spending cap."""
     found = None
     for text in ctx.user_texts:
         for sent, _ in sentences(text):
-            if not PREFERENCE_SOFTENED.search(sent) and any(
-                    request_phrase_in(w, sent, nouns_too=True) for w in words):
-                found = sent.strip()
+            if not PREFERENCE_SOFTENED.search(sent):
+                got = read(sent)
+                if got is not None and got is not False:
+                    found = (got, sent.strip())
     return found
+
+
+def stated_preference(ctx: StepContext, words: list[str]) -> Optional[str]:
+    """The user's latest sentence stating one of ``words`` as a wish: any inflection, not negated just before
+    ("not necessarily the cheapest"), not softened in the same sentence."""
+    found = latest_stated(ctx, lambda sent: any(request_phrase_in(w, sent, nouns_too=True) for w in words))
+    return None if found is None else found[1]
 
 
 def stated_time_window(ctx: StepContext) -> Optional[TimeWindow]:
     """The time window of the user's latest sentence that states one ("after 8 am and before 9 pm"), not softened
     in the same sentence."""
-    found = None
-    for text in ctx.user_texts:
-        for sent, _ in sentences(text):
-            w = None if PREFERENCE_SOFTENED.search(sent) else stated_window(sent)
-            found = w or found
-    return found
+    found = latest_stated(ctx, stated_window)
+    return None if found is None else found[0]
 
 
 def option_clock(opt: list[dict[str, Any]], fields: dict[str, str], window: TimeWindow) -> Optional[float]:
@@ -594,7 +600,7 @@ def _option_preferences(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Cr
             return None if window is None else window.holds(option_clock(o, rule["time_window"], window))
 
         if window is not None:
-            out.extend(_window_criterion(i, rule, groups, picked, key_of, window, in_window, available, cid))
+            out.extend(_window_criterion(i, groups, picked, key_of, window, in_window, available, cid))
         for k, pref in enumerate(rule["prefer"]):
             sent = stated_preference(ctx, pref["words"])
             if sent is None:
@@ -644,7 +650,7 @@ def _option_name(opt: list[dict[str, Any]], key_of) -> str:
     return " + ".join(key_of(p)[0] for p in opt)
 
 
-def _window_criterion(i: int, rule: dict[str, Any], groups, picked, key_of, window: TimeWindow, in_window, available,
+def _window_criterion(i: int, groups, picked, key_of, window: TimeWindow, in_window, available,
                       cid) -> list[Criterion]:
     """IUV for the time window the user stated: violated when a chosen option falls outside it while an available
     option of the same search falls inside; none when no option of the call's searches fits (nothing to choose)."""
@@ -672,13 +678,7 @@ def _window_criterion(i: int, rule: dict[str, Any], groups, picked, key_of, wind
 
 def stated_spending_limit(ctx: StepContext) -> Optional[tuple[float, str]]:
     """(cap, sentence) of the user's latest sentence that states the most they will pay, not softened."""
-    found = None
-    for text in ctx.user_texts:
-        for sent, _ in sentences(text):
-            cap = None if PREFERENCE_SOFTENED.search(sent) else stated_limit(sent)
-            if cap is not None:
-                found = (cap, sent.strip())
-    return found
+    return latest_stated(ctx, stated_limit)
 
 
 def paid_sum(record: Any, path: str) -> Optional[float]:
@@ -698,17 +698,15 @@ def _spending_limits(turn: Turn, spec: Any, ctx: StepContext, cid) -> list[Crite
     call's own answer lists minus the same sum in the latest earlier answer about the same record (a booking's
     whole payment when there is none). Only calls whose answer says what was paid are checked."""
     step = turn.meta.get("step") or {}
-    if step.get("is_error") or not spec.policy.spending_limits:
+    rules = [(i, r) for i, r in enumerate(spec.policy.spending_limits) if spec.tool in r["tools"]]
+    if step.get("is_error") or not rules:
+        return []
+    after = json_or_none(str(step.get("result") or ""))
+    if not isinstance(after, dict):
         return []
     out = []
-    for i, rule in enumerate(spec.policy.spending_limits):
-        if spec.tool not in rule["tools"]:
-            continue
-        try:
-            after = json.loads(str(step.get("result") or ""))
-        except ValueError:
-            continue
-        paid_after = paid_sum(after, rule["paid"]) if isinstance(after, dict) else None
+    for i, rule in rules:
+        paid_after = paid_sum(after, rule["paid"])
         limit = stated_spending_limit(ctx) if paid_after is not None else None
         if limit is None:
             continue

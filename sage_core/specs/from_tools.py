@@ -339,12 +339,16 @@ def _spending_limits(raw: Any, file: str) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise _err("'spending_limits' must be a list of rules", file, "spending_limits")
     for i, r in enumerate(raw):
-        if not (isinstance(r, dict) and isinstance(r.get("tools"), list) and r["tools"]
-                and all(isinstance(t, str) and t for t in r["tools"]) and isinstance(r.get("key"), str) and r["key"]
+        if not (isinstance(r, dict) and _names(r.get("tools")) and isinstance(r.get("key"), str) and r["key"]
                 and isinstance(r.get("paid"), str) and re.fullmatch(r"[\w.]+\[\]\.[\w.]+", r["paid"])):
             raise _err("a spending limit needs 'tools' (list of names), 'key' (the record's id field) and 'paid' "
                        "(<list>[].<amount field> in the record)", file, f"spending_limits[{i}]")
     return [dict(r) for r in raw]
+
+
+def _names(v: Any) -> bool:
+    """A non-empty list of non-empty strings (tool names, keys, words)."""
+    return isinstance(v, list) and bool(v) and all(isinstance(x, str) and x for x in v)
 
 
 def _option_preferences(raw: Any, file: str) -> list[dict[str, Any]]:
@@ -352,19 +356,16 @@ def _option_preferences(raw: Any, file: str) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise _err("'option_preferences' must be a list of rules", file, "option_preferences")
 
-    def names(v: Any) -> bool:
-        return isinstance(v, list) and bool(v) and all(isinstance(x, str) and x for x in v)
-
     for i, r in enumerate(raw):
         fld = f"option_preferences[{i}]"
-        if not (isinstance(r, dict) and names(r.get("tools")) and isinstance(r.get("arg"), str)
-                and names(r.get("keys")) and names(r.get("options_from"))
+        if not (isinstance(r, dict) and _names(r.get("tools")) and isinstance(r.get("arg"), str)
+                and _names(r.get("keys")) and _names(r.get("options_from"))
                 and isinstance(r.get("available", ""), str) and isinstance(r.get("prefer"), list) and r["prefer"]):
             raise _err("an option preference needs 'tools', 'options_from' and 'keys' (lists of names), 'arg' (the "
                        "call's array) and 'prefer' (a list of {words, least}); 'available' is an optional path",
                        file, fld)
         for k, pref in enumerate(r["prefer"]):
-            if not (isinstance(pref, dict) and names(pref.get("words")) and isinstance(pref.get("least"), str)
+            if not (isinstance(pref, dict) and _names(pref.get("words")) and isinstance(pref.get("least"), str)
                     and pref["least"]):
                 raise _err("a preference needs 'words' (list of phrases) and 'least' (a path in an option's parts, "
                            "@parts or @span:<start field>:<end field>)", file, f"{fld}.prefer[{k}]")

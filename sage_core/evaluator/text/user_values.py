@@ -131,6 +131,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
                  "person": having(("receiver", "contact", "recipient", "friend")),
                  "cast": having(("actors", "actor", "starring", "cast", "stars"))}
     aliases = alias_words(profile)
+    top_asked = [s for s in slots if asked and asked.get(s) == max(asked.values())]
     for val, (a, b) in runs:
         if clean_text(val) in aliases:
             continue  # "interested in Musical performance": a categorical value's alias, not a place or name
@@ -162,7 +163,6 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             target = cue_slots["watch"][0]
         elif before in ("play", "hear") and len(cue_slots["play"]) == 1:
             target = cue_slots["play"][0]
-        top_asked = [s for s in slots if asked and asked.get(s) == max(asked.values())]
         if not target and len(top_asked) == 1:
             rest = [t for t in tokens(text) if t not in tokens(val) and t not in _ANSWER_FILLERS]
             if not rest or before in _PREFERENCE_CUES:  # "New York." / "I prefer Drama." answering the question
@@ -429,11 +429,9 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 own = [s for s in cands if any(w.startswith(t[:5]) for t in tokens(s.replace("_", " "))
                                                if len(t) > 4 and t not in ("date", "dates", "time") for w in prev)]
                 cue = _range_cue(text, span)
-                if len(own) == 1:
-                    cands, base, cue = own, 0.7, "own"
                 ends = [s for s in cands if any(t in RANGE_END_WORDS for t in tokens(s.replace("_", " ")))]
-                if cue == "own":
-                    pass
+                if len(own) == 1:
+                    cands, base = own, 0.7
                 elif cue == "end" and len(ends) == 1:
                     cands, base = ends, 0.7
                 elif cue == "start":
