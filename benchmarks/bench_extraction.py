@@ -9,12 +9,15 @@ descriptions; utterances unchanged) and extracted with that schema. Prints
 figures only (no asserts). Measurement code: ``sage_core.science.extraction_eval``.
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_extraction.py [--split test] [--no-sgdx] [--slots 25] [--json out.json]
+        [--replies-without-marks]
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from sage_core.science.extraction_eval import COMMIT, measure_extraction  # noqa: E402
 
+SENTENCE_MARKS = re.compile(r"[.!?]")
 ACTS_SHOWN = ("REQUEST", "CONFIRM", "NOTIFY_SUCCESS", COMMIT, "OFFER", "INFORM", "INFORM_COUNT", "OFFER_INTENT",
               "REQ_MORE", "NOTIFY_FAILURE", "GOODBYE")
 
@@ -74,6 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("--slots", type=int, default=15, help="per-slot rows to print (by support)")
     ap.add_argument("--json", default=None, help="write every figure (incl. all slots) here")
     ap.add_argument("--no-heads", action="store_true", help="keyword rules only (no learned heads)")
+    ap.add_argument("--replies-without-marks", action="store_true",
+                    help="robustness check: take every '.', '!' and '?' out of the agent replies (as a transcript or a "
+                         "hurried chat writes them); the annotations stay the gold")
     args = ap.parse_args(argv)
     split = Path(args.data) / args.split
     if not split.is_dir():
@@ -86,6 +93,8 @@ def main(argv=None) -> int:
     turns = list(load_sgd_dialogues(str(split), registry))
     if args.limit:
         turns = turns[:args.limit]
+    if args.replies_without_marks:
+        turns = [dataclasses.replace(t, agent=SENTENCE_MARKS.sub("", t.agent or "")) for t in turns]
     heads = None
     if not args.no_heads:
         from sage_core.evaluator.text.heads import load_heads
@@ -98,7 +107,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     sc = measure_extraction(turns, registry, fn, match)
     secs = time.perf_counter() - t0
-    print(f"SGD {args.split}, text-only extraction vs annotations ({1000 * secs / max(len(turns), 1):.2f} ms/turn)")
+    how = ", agent replies without '.', '!', '?'" if args.replies_without_marks else ""
+    print(f"SGD {args.split}{how}, text-only extraction vs annotations ({1000 * secs / max(len(turns), 1):.2f} ms/turn)")
     print_scores(f"SGD {args.split} (original schema)", sc, args.slots)
     out["original"] = sc.as_dict()
     sgdx_root = Path(args.data) / "sgd_x"

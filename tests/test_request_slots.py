@@ -240,3 +240,41 @@ def test_a_bare_answer_goes_to_the_slot_the_heads_read_as_asked(heads, question,
     assert {(u.slot, u.value) for u in extract_user_values(t, spec, heads=heads)} >= {(slot, value)}
     if question == "Departure city?":
         assert slot not in {u.slot for u in extract_user_values(t, spec)}  # the rules alone
+
+
+@pytest.mark.parametrize("text,parts", [
+    # SGD dev replies with their marks taken off, as a transcript or a hurried chat writes them
+    ("sure where are you planning a trip to when would you like to leave",
+     ["sure ", "where are you planning a trip to ", "when would you like to leave"]),
+    ("how many people will be going and what time would you like the reservation for",
+     ["how many people will be going ", "and what time would you like the reservation for"]),
+    ("which city should i search in do you have a preferred cuisine",
+     ["which city should i search in ", "do you have a preferred cuisine"]),
+    ("i found 3 flights do you want the first one", ["i found 3 flights ", "do you want the first one"]),
+    # one question stays whole: the auxiliary follows its wh-phrase
+    ("what kind of food are you looking for", ["what kind of food are you looking for"]),
+    ("how many tickets are you buying", ["how many tickets are you buying"]),
+])
+def test_a_reply_without_marks_is_cut_before_each_question(text, parts):
+    from sage_core.evaluator.text.sentences import run_on_sentences
+    got = run_on_sentences(text)
+    assert [s for s, _ in got] == parts
+    assert all(text[o:o + len(s)] == s for s, o in got)  # offsets index the text
+
+
+def test_a_reply_with_marks_keeps_its_own_sentences():
+    from sage_core.evaluator.text.sentences import run_on_sentences, sentences
+    text = "I found 3 flights. Do you want the first one? Where to"
+    assert run_on_sentences(text) == sentences(text)
+
+
+@pytest.mark.parametrize("reply,slots", [
+    ("sure where are you planning a trip to when would you like to leave", {"to_city", "leave_day"}),
+    ("i can help with that where are you flying to what date do you leave", {"to_city", "leave_day"}),
+    ("okay what city are you leaving from do you need more than one seat", {"from_city", "seats"}),
+    ("sure thing where are you flying from how many seats should i book", {"from_city", "seats"}),
+])
+def test_both_questions_of_a_reply_without_marks_are_read(heads, reply, slots):
+    t = Turn("d:1", "d", "Air_9:FindFlight", [], "I need a flight.", reply, {}, {}, None, None)
+    asked = {a.slot for a in extract_agent_acts(t, _flight(), heads=heads) if a.act == "REQUEST"}
+    assert slots <= asked

@@ -27,7 +27,7 @@ from sage_core.evaluator.text.normalize import (
     tokens,
     tokens_with_spans,
 )
-from sage_core.evaluator.text.sentences import sentences
+from sage_core.evaluator.text.sentences import SENTENCE_MARK, is_unmarked_question, run_on_sentences, sentences
 from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, keyword_table
 from sage_core.specs.workflow import WorkflowSpec
 
@@ -119,9 +119,11 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         # delexicalised placeholders ("[restaurant_name]", "[value_area]") stand for values, not for
         # words naming a slot; blank them out (same length, so spans stay valid)
         text = profile.delex_pattern.sub(lambda m: " " * len(m.group(0)), text)
-    for sent, off in sentences(text):
+    unmarked = not SENTENCE_MARK.search(text)  # no mark anywhere: questions are known by their form alone
+    for sent, off in run_on_sentences(text):
         # a yes/no opening asks even when the writer left off the question mark ("Do you want to add insurance")
-        question = sent.rstrip().endswith("?") or bool(YESNO_START.search(sent))
+        question = (sent.rstrip().endswith("?") or bool(YESNO_START.search(sent))
+                    or (unmarked and is_unmarked_question(sent)))
         if not (question or re.search(r"\b(tell me|let me know|need|provide|specify)\b", sent, re.I)):
             continue
         if confirmation_cue(sent) or OFFER_START.search(sent):
@@ -170,8 +172,9 @@ def choice_question_slots(text: str, spec: WorkflowSpec, slot_probs: Optional[di
     possible values joined by "or". Several slots sharing the values: those of the current intent, then the one
     ``slot_probs`` (the slot head's scores) ranks highest."""
     out: dict[str, Span] = {}
-    for sent, off in sentences(text or ""):
-        if not sent.rstrip().endswith("?") or not CHOICE_OR.search(sent):
+    unmarked = not SENTENCE_MARK.search(text or "")
+    for sent, off in run_on_sentences(text or ""):
+        if not (sent.rstrip().endswith("?") or (unmarked and is_unmarked_question(sent))) or not CHOICE_OR.search(sent):
             continue
         hits: dict[str, Span] = {}
         for slot in sorted(spec.slots):
@@ -330,7 +333,7 @@ def proposal_requests(turn: Turn, spec: WorkflowSpec, heads: Optional["Heads"] =
     best pair score, else none."""
     known = {**turn.state_before, **turn.state_after}
     out: list[tuple[str, Span]] = []
-    for sent, off in sentences(turn.agent or ""):
+    for sent, off in run_on_sentences(turn.agent or ""):
         if not (sent.rstrip().endswith("?") or YESNO_START.search(sent)) or _WH_WORD.search(sent):
             continue  # "What time do you want to leave on March 7th?" asks for the time, it proposes no date
         if any(_states_value(sent, v) for v in known.values()):

@@ -42,7 +42,7 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
-from sage_core.evaluator.text.sentences import is_unmarked_question, marked_question
+from sage_core.evaluator.text.sentences import is_unmarked_question, marked_question, run_on_sentences
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -164,7 +164,7 @@ def request_unit_groups(text: str) -> list[tuple[str, list[str]]]:
     else the whole reply (``question_sentences``)."""
     sents = question_sentences(text)
     if not any(s.rstrip().endswith("?") for s in sents):
-        unmarked = [marked_question(s) for s, _ in _sentences(text) if is_unmarked_question(s)]
+        unmarked = [marked_question(s) for s, _ in run_on_sentences(text) if is_unmarked_question(s)]
         sents = unmarked or sents
     else:  # a request put as a statement beside a question: "Where to? I will also need to know when you leave."
         sents = [s.strip() for s, _ in _sentences(text) if len(s.strip()) > 1]
@@ -523,7 +523,7 @@ class Heads:
     def _asking_units(self, text: str) -> list[str]:
         """The request units (``request_units``) the slot head scores: none when the reply has no question and
         does not read as a request; else those that ``asks_for_value``."""
-        asks = any(s.rstrip().endswith("?") or is_unmarked_question(s) for s, _ in _sentences(text))
+        asks = any(s.rstrip().endswith("?") or is_unmarked_question(s) for s, _ in run_on_sentences(text))
         if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
             return []
         out: list[str] = []
