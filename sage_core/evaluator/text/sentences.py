@@ -22,39 +22,6 @@ def sentences(text: str) -> list[tuple[str, int]]:
     return out
 
 
-# where a reply written without any sentence mark starts its next question: a wh-word that asks (as in
-# ``UNMARKED_QUESTION``), or an auxiliary before its subject after three words or more, none of the last four a wh-word
-# ("sure i can help with that where are you leaving from", "i found 3 flights do you want the first one", "which city
-# should i search in do you have a cuisine in mind"); never inside "what kind of food are you looking for"
-_RUN_ON_WH = re.compile(r"\b(?:(?:what|which|who|whom|whose)\b(?!\s+an?\b)|(?:where|when|how)\s+(?:do|does|did|will|would|"
-                        r"should|shall|are|is|was|were|can|could|may|might|many|much|long|often|far|soon|early|late)\b)",
-                        re.I)
-_RUN_ON_AUX = re.compile(r"\b(?:is|are|was|were|do|does|did|will|would|could|can|should|shall|may)\s+(?:there|you|we|"
-                         r"it|this|that|they|i)\b", re.I)
-SENTENCE_MARK = re.compile(r"[.!?]")
-_TRAILING_CONJ = re.compile(r"\b(?:and|or|also|so|then)\s*,?\s*$", re.I)
-_WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how)\b", re.I)
-
-
-def run_on_sentences(text: str) -> list[tuple[str, int]]:
-    """``sentences``, except that a text without any ".", "!" or "?" (a transcript, a chat written without marks) is
-    cut before each question it runs into (``_RUN_ON_WH``, ``_RUN_ON_AUX``): "ok i can help with that where are
-    you leaving from and when" -> "ok i can help with that", "where are you leaving from and when"."""
-    text = text or ""
-    if SENTENCE_MARK.search(text):
-        return sentences(text)
-    cuts = [0]
-    for m in sorted([*_RUN_ON_WH.finditer(text), *_RUN_ON_AUX.finditer(text)], key=lambda m: m.start()):
-        head = text[cuts[-1]:m.start()]
-        if m.start() <= cuts[-1] or not head.strip():
-            continue
-        if m.re is _RUN_ON_AUX and (len(head.split()) < 3 or _WH_WORD.search(" ".join(head.split()[-4:]))):
-            continue
-        conj = _TRAILING_CONJ.search(head)  # "... will be going and what time ...": the "and" opens the next one
-        cuts.append(m.start() - (len(head) - conj.start()) if conj and conj.start() > 0 else m.start())
-    return [(text[a:b], a) for a, b in zip(cuts, cuts[1:] + [len(text)]) if text[a:b].strip()]
-
-
 def previous_agent_text(turn: Turn) -> str:
     for u in reversed(turn.history):
         if u.speaker == "agent":
@@ -101,9 +68,10 @@ def is_question(text: str, span: Span) -> bool:
 # prefer.", "Is the ticket in Premium Economy."); not "What a ..." (an exclamation), "When you arrive, ..." (a clause
 # of time) or a subjectless "Would be great."
 _LEAD = r"^\W*(?:(?:and|so|ok(?:ay)?|sure|great|alright|also|now|then|first|yes|no)\b\W*)*"
+_WH_ASKS = (r"(?:(?:what|which|who|whom|whose)\b(?!\s+an?\b)|(?:where|when|how)\s+(?:do|does|did|will|would|should|"
+            r"shall|are|is|was|were|can|could|may|might|many|much|long|often|far|soon|early|late)\b)")
 UNMARKED_QUESTION = re.compile(
-    _LEAD + r"(?:(?:what|which|who|whom|whose)\b(?!\s+an?\b)|(?:where|when|how)\s+(?:do|does|did|will|would|should|"
-    r"shall|are|is|was|were|can|could|may|might|many|much|long|often|far|soon|early|late)\b|"
+    _LEAD + r"(?:" + _WH_ASKS + r"|"
     r"(?:is|are|was|were|do|does|did|will|would|could|can|should|shall|may)\s+(?:there|you|i|we|it|this|that|"
     r"these|those|the|they|he|she|my|your|our|their|a|an|any)\b)", re.I)
 
@@ -122,3 +90,34 @@ def marked_question(sentence: str) -> Optional[str]:
     if s.endswith("?"):
         return s
     return s.rstrip(".!") + "?" if is_unmarked_question(s) else None
+
+
+# where a reply written without any sentence mark starts its next question: a wh-word that asks (as in
+# ``UNMARKED_QUESTION``), or an auxiliary before its subject after three words or more, none of the last four a wh-word
+# ("sure i can help with that where are you leaving from", "i found 3 flights do you want the first one", "which city
+# should i search in do you have a cuisine in mind"); never inside "what kind of food are you looking for"
+_RUN_ON_WH = re.compile(r"\b" + _WH_ASKS, re.I)
+_RUN_ON_AUX = re.compile(r"\b(?:is|are|was|were|do|does|did|will|would|could|can|should|shall|may)\s+(?:there|you|we|"
+                         r"it|this|that|they|i)\b", re.I)
+SENTENCE_MARK = re.compile(r"[.!?]")
+_TRAILING_CONJ = re.compile(r"\b(?:and|or|also|so|then)\s*,?\s*$", re.I)
+_WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how)\b", re.I)
+
+
+def run_on_sentences(text: str) -> list[tuple[str, int]]:
+    """``sentences``, except that a text without any ".", "!" or "?" (a transcript, a chat written without marks) is
+    cut before each question it runs into (``_RUN_ON_WH``, ``_RUN_ON_AUX``): "ok i can help with that where are
+    you leaving from and when" -> "ok i can help with that", "where are you leaving from and when"."""
+    text = text or ""
+    if SENTENCE_MARK.search(text):
+        return sentences(text)
+    cuts = [0]
+    for m in sorted([*_RUN_ON_WH.finditer(text), *_RUN_ON_AUX.finditer(text)], key=lambda m: m.start()):
+        head = text[cuts[-1]:m.start()]
+        if m.start() <= cuts[-1] or not head.strip():
+            continue
+        if m.re is _RUN_ON_AUX and (len(head.split()) < 3 or _WH_WORD.search(" ".join(head.split()[-4:]))):
+            continue
+        conj = _TRAILING_CONJ.search(head)  # "... will be going and what time ...": the "and" opens the next one
+        cuts.append(m.start() - (len(head) - conj.start()) if conj and conj.start() > 0 else m.start())
+    return [(text[a:b], a) for a, b in zip(cuts, cuts[1:] + [len(text)]) if text[a:b].strip()]
