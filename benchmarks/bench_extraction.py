@@ -30,6 +30,8 @@ sys.path.insert(0, str(REPO))
 
 from sage_core.science.extraction_eval import COMMIT, measure_extraction  # noqa: E402
 
+# the marks this check takes out; its own pattern, not the evaluator's sentences.SENTENCE_MARK, so the input a check
+# builds does not follow what the code under test reads as a mark
 SENTENCE_MARKS = re.compile(r"[.!?]")
 ACTS_SHOWN = ("REQUEST", "CONFIRM", "NOTIFY_SUCCESS", COMMIT, "OFFER", "INFORM", "INFORM_COUNT", "OFFER_INTENT",
               "REQ_MORE", "NOTIFY_FAILURE", "GOODBYE")
