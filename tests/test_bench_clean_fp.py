@@ -1,0 +1,28 @@
+"""The clean-turn benchmark splits services by whether train has *dialogues* of them, not by the train schema."""
+import importlib.util
+import json
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_clean_fp.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_clean_fp", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_seen_services_are_those_with_train_dialogues_not_those_in_the_schema(tmp_path):
+    # the schema lists three services; the dialogues hold two of them (as the shared train split lists 26 and holds 20)
+    (tmp_path / "schema.json").write_text(json.dumps([{"service_name": s} for s in ("Buses_1", "Travel_1", "Hotels_1")]))
+    (tmp_path / "dialogues_001.json").write_text(json.dumps([{"dialogue_id": "1_1", "services": ["Buses_1"]}]))
+    (tmp_path / "dialogues_002.json").write_text(json.dumps([{"dialogue_id": "2_1", "services": ["Hotels_1", "Buses_1"]}]))
+    assert _bench()._train_services(tmp_path) == {"Buses_1", "Hotels_1"}
+
+
+def test_no_or_unreadable_train_folder_prints_no_split(tmp_path):
+    mod = _bench()
+    assert mod._train_services(tmp_path / "missing") == set()
+    (tmp_path / "dialogues_001.json").write_text("{not json")
+    assert mod._train_services(tmp_path) == set()
