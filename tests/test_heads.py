@@ -609,3 +609,25 @@ def test_a_question_asking_the_agent_to_act_keeps_its_values(heads):
     t = Turn("d:1", "d", care.id, [], question, "In which town?", {}, {}, None, None)
     uvs, _ = turn_evidence(t, care, heads=heads)
     assert ("specialty", "Therapist") in {(uv.slot, uv.value) for uv in uvs}
+
+
+# --- a confirmation that restates held values is no re-request ----------------------------------------------------
+def test_a_confirmation_restating_a_held_value_is_not_a_wnf(heads, shared_data):
+    """SGD dev turn 8_00076:11 (Buses_1), text-only: the agent reads the booking back as a question. The slot head
+    reads a request of to_location in it, which s_(t-1) already holds; in a reply the act head reads as CONFIRM that
+    is a read-back, not judged (S2 abstains). The same slot asked for plainly, with no confirmation, stays a WNF."""
+    import dataclasses
+    from sage_core.evaluator.cascade import Evaluator
+    turns, reg = load_corpus("sgd", str(shared_data / "sgd" / "dev"))
+    t = next(x for x in turns if x.turn_id == "8_00076:11")
+    assert t.agent.startswith("Could you confirm") and t.state_before.get("to_location")
+    ev = Evaluator(reg, heads=heads)
+    text_only = dataclasses.replace(t, user_values=None, agent_acts=None)
+    wnf = {tr.criterion.args["slot"]: tr for tr in ev.evaluate_turn(text_only).traces
+           if tr.criterion.type == FailureClass.WNF}
+    assert "to_location" in wnf and wnf["to_location"].criterion.args["confirms_held"] is True
+    assert not any(tr.final.decision == Decision.TRUE for tr in wnf.values())
+    plain = dataclasses.replace(text_only, agent="Where are you going to?")
+    asked = [tr for tr in ev.evaluate_turn(plain).traces
+             if tr.criterion.type == FailureClass.WNF and tr.criterion.args["slot"] == "to_location"]
+    assert asked and asked[0].criterion.args["confirms_held"] is False and asked[0].final.decision == Decision.TRUE

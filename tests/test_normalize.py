@@ -97,3 +97,10 @@ def test_short_year_with_apostrophe_is_found_for_a_year_value():
     assert sp is not None and text[sp[0]:sp[1]] == "'19"
     assert find_in_text("2018", text, "number") is None
     assert find_in_text("19", "it costs 19 dollars", "number") is not None
+
+
+def test_a_name_in_the_possessive_is_found():
+    # SGD train user turns ("I like Jason Aldean's songs"): the name is there, its "'s" aside
+    assert find_in_text("Jason Aldean", "I like Jason Aldean's songs as well.") == (7, 19)
+    assert find_in_text("Frank Ocean", "Something from Frank Ocean\u2019s album") == (15, 26)
+    assert find_in_text("Frank Ocean", "I like Frank Oceans songs") is None  # a different word, not a possessive

@@ -149,3 +149,29 @@ def test_questions_about_the_offer_give_no_value():
     assert values(EATERY, "I'd like a cheap restaurant.") == {"price_band": "cheap"}
     assert values(EATERY, "Can you find me a cheap place? It should be furnished.") == {"price_band": "cheap",
                                                                                      "furnished": "True"}
+
+
+# SGD **train** turns (train is for fitting rules; these were clean turns flagged as IUV): a word that ends a
+# "Place, Region" name, and two values of one slot offered as alternatives
+FLY = _spec("Planes_5:FindFlight", [
+    _slot("destination", "City the traveller flies to"),
+    _slot("carrier", "Company that operates the flight", ["Air France", "Air Canada", "Delta Airlines"]),
+    _slot("cabin", "Class of the seat", ["Economy", "Premium Economy", "Business", "First Class"]),
+], ["destination", "carrier", "cabin"])
+
+
+def test_a_region_after_a_comma_names_the_place_not_a_value():
+    for user in ("I will be departing from Paris, France.", "i will be flying to paris, france",
+                 "I'll leave from SFO and go to Toronto, Canada"):
+        assert "carrier" not in values(FLY, user), user
+    # the value's own words, or its telling word on its own, still name it
+    assert values(FLY, "I'd like to fly with Air France.")["carrier"] == "Air France"
+    assert values(FLY, "I'd rather fly Canada this time.").get("carrier") == "Air Canada"
+
+
+def test_two_values_offered_as_alternatives_give_neither():
+    for user in ("Business or economy class is fine.", "I can do business or economy.",
+                 "Both business and economy are fine.", "economy or business class seats are fine"):
+        assert "cabin" not in values(FLY, user), user
+    assert values(FLY, "I would like to book in business class.")["cabin"] == "Business"
+    assert values(FLY, "I want an economy seat, not business.").get("cabin") != "Business"

@@ -274,6 +274,9 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
     now = {**info_state(turn, uvs), **{k: v for k, v in turn.state_after.items() if str(v).strip()}}
     open_now = sorted(spec.legal_next(now))  # what a repair should ask for instead
     user_slots = {uv.slot for uv in uvs}
+    # a reply read as confirming (CONFIRM act) restates held values as questions ("Could you confirm that you want a
+    # bus ticket ... going to Vancouver?"): a slot s_{t-1} already holds is being confirmed, not asked for again
+    confirming = any(a.act == "CONFIRM" for a in acts)
     asked: set[str] = set()
     for a in acts:
         if a.act not in REQUEST_ACTS or not a.slot or a.slot in asked:
@@ -282,7 +285,8 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
         asked.add(a.slot)
         args = {"slot": a.slot, "legal": sorted(legal), "open_now": open_now, "confidence": a.confidence,
                 "source": a.source, "in_schema": spec.has_slot(a.slot),
-                "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot)}
+                "just_supplied": a.slot in user_slots, "filled_after": spec.filled(turn.state_after, a.slot),
+                "confirms_held": confirming and spec.filled(turn.state_before, a.slot)}
         if heads is not None and a.source == "head" and a.slot not in legal and legal:
             # how surely the slot head told this slot from the best legal one (S2 abstains when barely)
             from sage_core.evaluator.text.heads import request_slots

@@ -232,6 +232,12 @@ class GroundingBackend:
                 return decide(M_UNDECIDABLE, self.tau, f"extracted request of {slot}, outside Next(W, s), but the "
                                                        f"legal {c.args.get('legal_rival')} scores within {gap:.2f} "
                                                        "of it: the sentence may ask for that; not judged", "agent")
+            if c.args.get("confirms_held") and _conf(c) < 1.0:
+                # read from text in a reply read as a confirmation: "... going to Vancouver?" restates the held
+                # value (train / dev clean turns: CONFIRM replies flagged as re-requests of filled slots)
+                return decide(M_UNDECIDABLE, self.tau, f"extracted request of {slot}, which s_(t-1) holds, in a reply "
+                                                       "read as a confirmation: it restates the value; not judged",
+                              "agent")
             where = "" if c.args.get("in_schema", True) else " (not a slot of this workflow)"
             return decide(bad, self.tau, f"request of {slot}{where} (confidence {_conf(c):.2f}) is outside "
                                          f"Next(W, s) = {sorted(legal)}", "agent", stage=stage)
