@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sage_core.evaluator.text.normalize import compare, find_in_text, normalize, values_match
+from sage_core.evaluator.text.normalize import compare, find_dontcare, find_in_text, normalize, values_match
 
 
 @pytest.mark.parametrize("a,b", [
@@ -104,3 +104,17 @@ def test_a_name_in_the_possessive_is_found():
     assert find_in_text("Jason Aldean", "I like Jason Aldean's songs as well.") == (7, 19)
     assert find_in_text("Frank Ocean", "Something from Frank Ocean\u2019s album") == (15, 26)
     assert find_in_text("Frank Ocean", "I like Frank Oceans songs") is None  # a different word, not a possessive
+
+
+def test_no_preference_said_in_more_ways():
+    # SGD train user turns whose state writes dontcare
+    for text, cue in [("I have no specific date in mind.", "no specific date in mind"),
+                      ("Please search in San Mateo, price is not an issue.", "is not an issue"),
+                      ("How long can I watch it? Every theater is okay.", "Every theater is okay"),
+                      ("I like Shawn Mendes, and I like all genres.", "like all genres")]:
+        sp = find_dontcare(text)
+        assert sp is not None and text[sp[0]:sp[1]] == cue, text
+    # a preference, or an answer that accepts something else, is no "no preference"
+    for text in ("Price is an issue for me.", "I have a date in mind.", "That is not a problem.",
+                 "Yes, all the details are good."):
+        assert find_dontcare(text) is None, text

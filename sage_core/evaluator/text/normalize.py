@@ -171,6 +171,12 @@ DONTCARE_PATTERNS = tuple(re.compile(p) for p in (
     r"\b(?:happy|alright|fine|ok|okay|good|flexible|open) (?:with|to) (?:any|anything|whatever)\b",
     r"\banything goes\b|\bany sort\b|\b(?:im|i am) (?:easy|flexible)(?: (?:on|about|with)\b|$)",
     r"\b(?:nothing|(?:dont|do not) have anything) (?:in )?particular\b",
+    # read off train clean turns whose state writes "dontcare": "no specific date in mind", "price is not an issue",
+    # "every theater is okay" / "all times are fine", "I like all genres"
+    r"\bno (?:specific|particular|certain|set) \w+(?: \w+)? in mind\b",
+    r"\b(?:(?:is|are) (?:not|no|never)|isnt|arent) (?:an? )?(?:issue|concern)\b",
+    r"\b(?:every \w+ (?:is|will be|would be)|all \w+s (?:are|will be|would be)) (?:fine|ok|okay|good|alright)\b",
+    r"\b(?:like|love|enjoy|into|open to|fine with|ok with|okay with) all (?:kinds|types|sorts|genres|styles|categories)\b",
 ))
 
 
