@@ -207,12 +207,12 @@ _ENDS_PLACE = re.compile(r"\b\w+,\s*$")
 _ALTERNATIVES_GAP = re.compile(r"\s*(?:\w+\s+)?(?:or|and|/)\s+", re.I)
 
 
-def _alternative_values(text: str, possible: list[str]) -> set[str]:
-    """The values of one slot u_t names side by side as alternatives ("X or Y", "X and Y", "X class or Y class")."""
-    spans = sorted((sp, pv) for pv in possible if pv.lower() != "dontcare"
-                   for sp in [find_in_text(pv, text, "categorical")] if sp)
+def _alternative_values(text: str, spans: dict[str, Span]) -> set[str]:
+    """The values of one slot u_t names side by side as alternatives ("X or Y", "X and Y", "X class or Y class"),
+    given where u_t names each of the slot's values (``spans``: value -> span)."""
+    found = sorted((sp, pv) for pv, sp in spans.items())
     out: set[str] = set()
-    for (a, pa), (b, pb) in zip(spans, spans[1:]):
+    for (a, pa), (b, pb) in zip(found, found[1:]):
         if pa != pb and a[1] <= b[0] and _ALTERNATIVES_GAP.fullmatch(text[a[1]:b[0]]):
             out.update((pa, pb))
     return out
@@ -377,11 +377,12 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
         if sp.value_type in ("bool", "number") or not sp.possible_values:
             continue
         named_by_word = _distinctive_value(text, sp.possible_values) if slot in intent else None
-        alternatives = _alternative_values(text, sp.possible_values)
+        named = {pv: find_in_text(pv, text, "categorical") for pv in sp.possible_values if pv.lower() != "dontcare"}
+        alternatives = _alternative_values(text, {pv: span for pv, span in named.items() if span})
         for pv in sp.possible_values:
             if pv.lower() == "dontcare" or pv in alternatives:
                 continue
-            span, base = find_in_text(pv, text, "categorical"), 0.8
+            span, base = named[pv], 0.8
             if span is None:
                 for alias in profile.value_aliases.get(clean_text(pv), ()):
                     span, base = find_in_text(alias, text, "text"), 0.6
