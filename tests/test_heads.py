@@ -4,6 +4,7 @@ determinism of verdicts and of retraining, and clear errors for a missing or cor
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -457,6 +458,14 @@ def _uv_final(ev, spec, user, after):
             if tr.criterion.type == FailureClass.UV}
 
 
+def _mention_margin(heads, user, slot) -> float:
+    """The verdict rule of ``s2_symbolic._mention_verdict``, written out: unsupported as surely as the even-odds
+    reading says, supported as surely as the head's own reading says, 0 where the two priors disagree."""
+    slots = [(n, sp.description) for n, sp in SIGHTS.slots.items()]
+    p, pe = heads.mention_probs(user, slots)[slot], heads.mention_probs_if_written(user, slots)[slot]
+    return 2 * pe - 1 if pe < 0.5 else (2 * p - 1 if p > 0.5 else 0.0)
+
+
 # SGD dev user turns that speak of a yes/no slot in words its keyword list lacks ("entry fee" for free_entry:
 # the keywords are "free" and "entrance"; "child friendly" for good_for_kids)
 @pytest.mark.parametrize("user,slot,other", [
@@ -468,29 +477,41 @@ def test_mention_head_reads_yes_no_slots_said_in_other_words(heads, user, slot, 
     p = heads.mention_probs(user, slots)
     assert p[slot] >= 0.5 > 0.4 > p[other]
     finals = _uv_final(_evaluator(SIGHTS, heads), SIGHTS, user, {slot: "True", other: "True"})
-    # both are judged by the head's calibrated p, margin 2p - 1 (S2-encoder; a verdict keeps |m|), decided or
-    # abstaining by tau
-    for s in (slot, other):
-        assert finals[s].stage == Stage.S2_ENCODER and finals[s].margin == pytest.approx(abs(2 * p[s] - 1))
-    # the slot u_t speaks of: supported (p >= 0.6) or undecided (0.4 < p < 0.6)
-    assert finals[slot].decision != Decision.TRUE
-    # the other yes/no slot, which u_t does not speak of: unsupported, as surely as the head says
-    assert finals[other].decision == Decision.TRUE
+    for s in (slot, other):  # S2-encoder verdicts whose margin is the rule's (a verdict keeps |m|)
+        assert finals[s].stage == Stage.S2_ENCODER and finals[s].margin == pytest.approx(abs(_mention_margin(heads, user, s)))
+    # the slot u_t speaks of is not failed; the other one is never supported by it
+    assert finals[slot].decision != Decision.TRUE and finals[other].decision != Decision.FALSE
 
 
-def test_mention_head_margin_follows_its_probability_below_one_half(heads):
-    """A paraphrase the head half reads is not failed as surely as a slot nobody spoke of: the margin is 2p - 1 for
-    every p (a verdict keeps |m|), so the less the head reads the slot, the more confident the unsupported verdict."""
+def test_mention_reading_is_put_on_even_odds_for_a_written_value(heads):
+    """``mention_probs_if_written`` is the head's reading with its calibration prior (the share of dev pairs in which
+    u_t speaks of the slot) swapped for even odds: logit p_even = logit p - logit base rate, so never below p."""
     slots = [(n, sp.description) for n, sp in SIGHTS.slots.items()]
-    users = ["Find me something to do in Chicago.", "Anything fun for the whole family in Chicago?",
+    b = heads.mention_base_rate
+    assert 0.01 < b < 0.3
+    for user in ("Find me something to do in Chicago.", "Search in New York and I need something child friendly."):
+        p, pe = heads.mention_probs(user, slots), heads.mention_probs_if_written(user, slots)
+        for s in p:
+            assert pe[s] >= p[s]
+            if 1e-4 < p[s] < 1 - 1e-4:
+                logit = lambda x: math.log(x / (1 - x))  # noqa: E731
+                assert logit(pe[s]) - logit(p[s]) == pytest.approx(-logit(b), abs=1e-3)
+
+
+def test_mention_verdict_fails_only_what_both_priors_call_unsaid(heads):
+    """A yes/no value nobody spoke of is unsupported; one the head half reads ("child friendly", p below 0.6) is not
+    failed, since it is no rare reading among values users did give; where the priors disagree the verdict abstains."""
+    users = ["I'd like a park in London.", "Find me something to do in Chicago.",
              "Search in New York and I need something child friendly."]
+    slots = [(n, sp.description) for n, sp in SIGHTS.slots.items()]
     ps = [heads.mention_probs(u, slots)["good_for_kids"] for u in users]
     finals = [_uv_final(_evaluator(SIGHTS, heads), SIGHTS, u, {"good_for_kids": "True"})["good_for_kids"]
               for u in users]
-    assert [f.margin for f in finals] == [pytest.approx(abs(2 * p - 1)) for p in ps]
     assert all(f.stage == Stage.S2_ENCODER for f in finals)
-    assert ps[0] < 0.4 and finals[0].decision == Decision.TRUE  # nobody spoke of kids: unsupported
-    assert ps[2] > ps[0] and finals[2].decision != Decision.TRUE
+    assert [f.margin for f in finals] == [pytest.approx(abs(_mention_margin(heads, u, "good_for_kids"))) for u in users]
+    assert ps[0] < 0.05 and finals[0].decision == Decision.TRUE  # nobody spoke of kids: unsupported
+    assert 0.05 < ps[1] < 0.4 and finals[1].decision == Decision.ABSTAIN and finals[1].margin == 0.0
+    assert ps[2] > ps[1] and finals[2].decision != Decision.TRUE
 
 
 def test_mention_head_does_not_vouch_for_dontcare_when_u_t_gives_a_value(heads):
@@ -511,8 +532,11 @@ def test_heads_file_without_mention_head_keeps_the_symbolic_verdict(tmp_path, he
     assert finals["free_entry"].stage == Stage.S2_SYMBOLIC and finals["free_entry"].decision == Decision.TRUE
 
 
-def test_malformed_mention_head_is_a_clear_input_error(tmp_path):
-    p = _heads_file(tmp_path, lambda d: d["mentions"].update(platt=[1.0, "x"]))
+@pytest.mark.parametrize("edit", [lambda d: d["mentions"].update(platt=[1.0, "x"]),
+                                  lambda d: d["mentions"].pop("base_rate"),
+                                  lambda d: d["mentions"].update(base_rate=1.0)])
+def test_malformed_mention_head_is_a_clear_input_error(tmp_path, edit):
+    p = _heads_file(tmp_path, edit)
     with pytest.raises(SageInputError) as e:
         load_heads(p)
     assert e.value.file == str(p) and "mention head" in str(e.value)

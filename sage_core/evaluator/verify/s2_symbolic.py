@@ -370,22 +370,31 @@ class GroundingBackend:
 
     def _mention_verdict(self, slot: str, ctx: TurnContext) -> Optional[Verdict]:
         """A yes/no value or "no preference" said in words no keyword list has ("somewhere child-friendly",
-        "without an entry fee"): the mention head's calibrated p that u_t gives a value for the slot at all, as the
-        margin 2p - 1 (S2-encoder), for or against, so 0.4 < p < 0.6 abstains; None without heads or a mention head,
-        or with no u_t. Before, the head counted only from p >= 0.5 and a fixed -0.6 stood for every p below: a
-        paraphrase the head half reads ("something child-friendly", good_for_kids at p 0.43) failed as surely as a
-        value nobody spoke of (dev, all 18,124 clean turns: UV flags 129 -> 111 with the "any <slot word>" cue and
-        hyphenated keywords; natural text-only UV recall unchanged, 0.979)."""
+        "without an entry fee"): whether u_t gives a value for the slot at all, read by the mention head (S2-encoder);
+        None without heads or a mention head, or with no u_t.
+
+        The head is calibrated over every (u_t, slot) pair of dev, of which u_t speaks of only about 7 %
+        (``mention_probs``: p); for a slot the tracker did write, nothing says how often it was said, so the same
+        reading is also put on even odds (``mention_probs_if_written``: p_even >= p). The verdict is the one both
+        priors agree on, as surely as the less sure: unsupported with margin 2 p_even - 1 when p_even < 1/2,
+        supported with 2 p - 1 when p > 1/2, else margin 0 (abstain; tau applies as everywhere). With p alone
+        (failure below 0.4) a paraphrase the head half reads ("something child friendly", p 0.2) was failed: on
+        dev's yes/no slots half the values users did give read below 0.4, and about 70 of dev's 87 clean-turn UV
+        flags came from this path, which caught none of the injected UV values."""
         heads = self._heads()
         if heads is None:
             return None
         from sage_core.evaluator.text.heads import schema_slots
-        probs = heads.mention_probs(ctx.turn.user, schema_slots(ctx.spec))  # None without a mention head or u_t
+        slots = schema_slots(ctx.spec)
+        probs = heads.mention_probs(ctx.turn.user, slots)  # None without a mention head or u_t
         p = None if probs is None else probs.get(slot)
         if p is None:
             return None
-        return decide(2 * p - 1, self.tau, f"no keyword of {slot} occurs; the mention head reads u_t as giving a value "
-                      f"for {slot} with p {p:.2f}", "user", stage=Stage.S2_ENCODER)
+        p_even = heads.mention_probs_if_written(ctx.turn.user, slots)[slot]
+        m = 2 * p_even - 1 if p_even < 0.5 else (2 * p - 1 if p > 0.5 else 0.0)
+        return decide(m, self.tau, f"no keyword of {slot} occurs; the mention head reads u_t as giving a value for "
+                      f"{slot} with p {p:.2f} among all slots, {p_even:.2f} at even odds", "user",
+                      stage=Stage.S2_ENCODER)
 
     def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
         kws = bool_keywords(ctx.spec, slot, ctx.profile)

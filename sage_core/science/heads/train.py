@@ -568,8 +568,11 @@ def fit_mention_head(mtrain, mdev, emb: dict, log: Callable[[str], None]) -> dic
           for t in (0.5, 0.8, 0.9)}
     log(f"mention head: {len(mtrain)} train utterances ({len(y)} pairs, {int(y.sum())} positive), {len(mdev)} dev; "
         f"platt=({a:.3f}, {b:.3f}); dev log-loss {_logloss(p, yd):.4f}; dev P/R/F1 at 0.5 / 0.8 / 0.9: {pr}")
+    # the prior Platt calibrated under: the share of dev pairs in which u_t gives a value (used to put a written
+    # value's reading on even odds, ``Heads.mention_probs_if_written``)
     return {"features": "u*v, |u-v|, cos(u, v); u = user utterance, v = slot_text(name, description)",
-            "mlp": {kk: _r(v) for kk, v in params.items()}, "platt": _r((a, b))}
+            "mlp": {kk: _r(v) for kk, v in params.items()}, "platt": _r((a, b)),
+            "base_rate": round(float(np.mean(yd)), 6)}
 
 
 INFORMS_HIDDEN, INFORMS_ITERS, INFORMS_ALPHA = 64, 40, 1e-3

@@ -312,6 +312,7 @@ class Heads:
     # for the slot at all), whatever the value or its polarity
     mention_mlp: Optional[dict] = None
     mention_platt: tuple = (1.0, 0.0)
+    mention_base_rate: float = 0.5  # share of dev (u_t, slot) pairs in which u_t gives a value: Platt's prior
     # the informs head (optional in the file): user question -> p(it gives a value), MLP, Platt-calibrated; below
     # informs_threshold (dev-chosen) the question asks rather than informs
     informs_mlp: Optional[dict] = None
@@ -448,6 +449,25 @@ class Heads:
         """Calibrated p(u_t gives a value for the slot), for every (name, description) in ``slots``: whether the
         user speaks of the slot at all ("somewhere child-friendly" speaks of good_for_kids, "I don't mind the
         cuisine" of category), not which value. None when the file has no mention head or u_t is empty."""
+        z = self._mention_logits(user, slots)
+        return None if z is None else dict(zip((n for n, _ in slots), np.round(sigmoid(z), 6).tolist()))
+
+    def mention_probs_if_written(self, user: str, slots: list[tuple[str, str]]) -> Optional[dict[str, float]]:
+        """p(u_t gave a value for the slot) for a slot the tracker wrote a value of, under an even prior.
+        ``mention_probs`` is calibrated over every (u_t, slot) pair of dev, where u_t speaks of a slot in only
+        ``mention_base_rate`` of pairs (about 7 %); a written value is a different population, of which the head
+        knows nothing. The head's likelihood ratio, odds(p) / odds(base rate), is put on even odds instead (prior
+        shift: logit p - logit base rate), so a reading the head finds unlikely among all pairs but not rare among
+        said ones ("something child friendly", p 0.2) is not a confident "nobody said it". None as for
+        ``mention_probs``."""
+        z = self._mention_logits(user, slots)
+        if z is None:
+            return None
+        b = self.mention_base_rate
+        return dict(zip((n for n, _ in slots), np.round(sigmoid(z - math.log(b / (1.0 - b))), 6).tolist()))
+
+    def _mention_logits(self, user: str, slots: list[tuple[str, str]]) -> Optional[np.ndarray]:
+        """The mention head's calibrated logits per slot (max over ``mention_units``), or None."""
         user = (user or "").strip()
         if self.mention_mlp is None or not user or not slots:
             return None
@@ -456,8 +476,7 @@ class Heads:
         e = self._embed(units)
         z = np.max([mlp_logits(self.mention_mlp, pair_features(e[t].astype(np.float64), v))[:, 0] for t in units],
                    axis=0)
-        p = sigmoid(self.mention_platt[0] * z + self.mention_platt[1])
-        return dict(zip((n for n, _ in slots), np.round(p, 6).tolist()))
+        return self.mention_platt[0] * z + self.mention_platt[1]
 
     def informs(self, question: str) -> Optional[float]:
         """Calibrated p(a user's question gives a value); None without an informs head or text."""
@@ -624,7 +643,9 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             md = d["mentions"]
             h.mention_mlp = _mlp(md, 2 * DIM + 1, 1, p)
             h.mention_platt = tuple(float(x) for x in md["platt"])
-        if len(h.mention_platt) != 2 or not all(math.isfinite(x) for x in h.mention_platt):
+            h.mention_base_rate = float(md["base_rate"])
+        if len(h.mention_platt) != 2 or not all(math.isfinite(x) for x in h.mention_platt) \
+                or not 0.0 < h.mention_base_rate < 1.0:
             raise _fail(p, "malformed mention head")
     if d.get("informs") is not None:
         with _reading(p, "informs head"):
