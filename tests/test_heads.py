@@ -612,6 +612,37 @@ def test_heads_file_without_informs_head_keeps_every_extracted_value(tmp_path):
     assert "cuisine" in {uv.slot for uv in uvs}
 
 
+STAY = WorkflowSpec(id="Stay_8:FindHotel", service="Stay_8", intent="FindHotel", description="",
+                    slots={"city": SlotSpec("city", "City the hotel is in"),
+                           "has_wifi": SlotSpec("has_wifi", "Whether the hotel has wifi", True, ["True", "False"],
+                                                "bool")},
+                    required=["city"], optional={})
+
+
+def _wifi_verdict(ev, user: str):
+    t = Turn("d:5", "d", STAY.id, [], user, "The Ritz has a room.", {"city": "London"},
+             {"city": "London", "has_wifi": "True"}, None, None)  # text-only
+    return next(tr.final for tr in ev.evaluate_turn(t).traces
+                if tr.criterion.type == FailureClass.UV and tr.criterion.args["slot"] == "has_wifi")
+
+
+def test_a_yes_no_keyword_only_in_a_question_about_the_offer_supports_no_value(heads, tmp_path):
+    """SGD dev: "Do they have wifi?" asks about the hotel on offer (a REQUEST, no constraint); a tracker that writes
+    has_wifi=True from it wrote a value nobody gave. The informs head's p that the question gives a value is the
+    margin (2p - 1, S2-encoder). A question asking the agent to act, or a statement, still supports it."""
+    ev = _evaluator(STAY, heads)
+    asked = _wifi_verdict(ev, "Do they have wifi?")
+    p = heads.informs("Do they have wifi?")
+    assert asked.decision == Decision.TRUE and asked.stage == Stage.S2_ENCODER
+    assert asked.margin == pytest.approx(abs(2 * p - 1)) and "question about the offer" in asked.rationale
+    for user in ("Can you find me a hotel with wifi?", "I need wifi.", "Do they have wifi? I need wifi."):
+        assert _wifi_verdict(ev, user).decision == Decision.FALSE, user
+    # without an informs head the keyword supports the value, as before
+    from sage_core.evaluator.cascade import Evaluator
+    h = load_heads(_heads_file(tmp_path, lambda d: d.pop("informs")))
+    assert _wifi_verdict(Evaluator(WorkflowRegistry([STAY]), heads=h), "Do they have wifi?").decision == Decision.FALSE
+
+
 def test_malformed_informs_head_is_a_clear_input_error(tmp_path):
     p = _heads_file(tmp_path, lambda d: d["informs"].update(threshold="x"))
     with pytest.raises(SageInputError) as e:

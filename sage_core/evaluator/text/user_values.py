@@ -538,17 +538,20 @@ _ASKS_AGENT_TO_ACT = re.compile(r"^\W*(?:\w+[,.!]?\s+){0,3}?(?:can|could|would|w
                                 r"transfer|send|buy|add)\b", re.I)
 
 
+def asking_question_at(text: str, span: tuple[int, int], heads: "Heads") -> Optional[str]:
+    """The question (with its mark) the words at ``span`` sit in, when the informs head reads it as asking about the
+    offer and giving no value ("Does their menu have vegetarian food?"); None otherwise, without an informs head,
+    and for a question asking the agent to act ("Can you find me a place with wifi?" gives a value)."""
+    if heads is None or heads.informs_mlp is None:
+        return None
+    question = marked_question(sentence_of(text, span))  # "Is the ticket in Premium Economy." asks as "...?" does
+    if question and not _ASKS_AGENT_TO_ACT.search(question) and heads.question_asks(question):
+        return question
+    return None
+
+
 def drop_values_in_asking_questions(uvs: list[UserValue], text: str, heads: "Heads") -> list[UserValue]:
     """Extracted values whose words sit in a question the informs head reads as asking about the offer, not giving
     a value ("Does their menu have vegetarian food?", "Is it a cheap place pricewise?"), are dropped; values read
     elsewhere, or without a span (a yes to the agent's question), stay. Without an informs head nothing changes."""
-    if heads is None or heads.informs_mlp is None:
-        return uvs
-    out = []
-    for uv in uvs:
-        # "Is the ticket in Premium Economy." asks as its marked form does
-        question = marked_question(sentence_of(text, uv.span)) if uv.span else None
-        if question and not _ASKS_AGENT_TO_ACT.search(question) and heads.question_asks(question):
-            continue
-        out.append(uv)
-    return out
+    return [uv for uv in uvs if not (uv.span and asking_question_at(text, uv.span, heads))]

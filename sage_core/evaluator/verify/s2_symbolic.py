@@ -24,6 +24,7 @@ from sage_core.evaluator.text.normalize import (
     word_forms,
 )
 from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, open_choice_span, stem
+from sage_core.evaluator.text.user_values import asking_question_at
 from sage_core.evaluator.tool_steps import verify_tool_step_s2
 from sage_core.evaluator.verify.s1 import TurnContext
 
@@ -398,15 +399,26 @@ class GroundingBackend:
 
     def _uv_bool(self, slot: str, value: str, ctx: TurnContext, texts) -> Verdict:
         kws = bool_keywords(ctx.spec, slot, ctx.profile)
+        asked = None  # (keyword, question) of a keyword u_t names only in a question about the offer
         for who, i, text in texts:
-            words = [w for w, _, _ in word_forms(text)]  # "Wi-Fi" is also "wifi"
+            forms = word_forms(text)  # "Wi-Fi" is also "wifi"
+            words = [w for w, _, _ in forms]
             for k in kws:
                 for j, w in enumerate(words):
                     if keyword_match(w, k):
+                        q = asking_question_at(text, forms[j][1:], self._heads()) if i < 0 else None
+                        if q:  # "Do they have wifi?" asks about the offer: it sets no constraint
+                            asked = asked or (k, q)
+                            continue
                         neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
                         val_true = str(value).strip().lower() in ("true", "yes")
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
+        if asked is not None:
+            p = self._heads().informs(asked[1])
+            return decide(2 * p - 1, self.tau, f"'{asked[0]}' occurs only in a question about the offer, "
+                          f"{asked[1]!r}: the informs head reads it as giving a value with p {p:.2f}", "user",
+                          stage=Stage.S2_ENCODER)
         head = self._mention_verdict(slot, ctx)
         if head is not None:
             return head
