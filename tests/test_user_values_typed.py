@@ -175,3 +175,20 @@ def test_two_values_offered_as_alternatives_give_neither():
         assert "cabin" not in values(FLY, user), user
     assert values(FLY, "I would like to book in business class.")["cabin"] == "Business"
     assert values(FLY, "I want an economy seat, not business.").get("cabin") != "Business"
+
+
+ROUTE = _spec("Planes_6:SearchRoutes", [
+    _slot("origin_city", "City the flight leaves from"),
+    _slot("destination_city", "City the flight goes to"),
+], ["origin_city", "destination_city"])
+
+
+def test_a_flight_out_of_a_city_leaves_from_it():
+    # SGD train: "I need a flight out of Delhi.", "We would be leaving out of Las Vegas" (origin in 36 of the 45 train
+    # user turns with "out of <Name>"); SGD dev: "I would like to find a one way flight out of Vancouver."
+    for user, city in (("I would like to find a one way flight out of Vancouver.", "Vancouver"),
+                       ("I need three tickets on Monday next week out of SF.", "SF")):
+        got = values(ROUTE, user)
+        assert got.get("origin_city") == city and "destination_city" not in got, user
+    got = values(ROUTE, "I'm flying out of Denver to Chicago.")
+    assert got.get("origin_city") == "Denver" and got.get("destination_city") == "Chicago"

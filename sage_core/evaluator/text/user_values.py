@@ -142,7 +142,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             continue
         if before in ("in", "near", "around") and len(place) == 1:
             target = place[0]
-        elif before in ("from",) and len(cue_slots["from"]) == 1:
+        elif (before in ("from",) or prev == ["out", "of"]) and len(cue_slots["from"]) == 1:  # "a flight out of X"
             target = cue_slots["from"][0]
         elif (before in ("to", "visiting", "towards") or prev[-2:] == ["going", "to"]) and len(cue_slots["to"]) == 1:
             target = cue_slots["to"][0]
