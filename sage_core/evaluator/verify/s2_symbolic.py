@@ -386,12 +386,10 @@ class GroundingBackend:
         if heads is None:
             return None
         from sage_core.evaluator.text.heads import schema_slots
-        slots = schema_slots(ctx.spec)
-        probs = heads.mention_probs(ctx.turn.user, slots)  # None without a mention head or u_t
-        p = None if probs is None else probs.get(slot)
-        if p is None:
+        readings = heads.mention_readings(ctx.turn.user, schema_slots(ctx.spec))  # None without a mention head or u_t
+        if readings is None or slot not in readings:
             return None
-        p_even = heads.mention_probs_if_written(ctx.turn.user, slots)[slot]
+        p, p_even = readings[slot]
         m = 2 * p_even - 1 if p_even < 0.5 else (2 * p - 1 if p > 0.5 else 0.0)
         return decide(m, self.tau, f"no keyword of {slot} occurs; the mention head reads u_t as giving a value for "
                       f"{slot} with p {p:.2f} among all slots, {p_even:.2f} at even odds", "user",

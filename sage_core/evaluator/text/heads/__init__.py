@@ -460,11 +460,17 @@ class Heads:
         shift: logit p - logit base rate), so a reading the head finds unlikely among all pairs but not rare among
         said ones ("something child friendly", p 0.2) is not a confident "nobody said it". None as for
         ``mention_probs``."""
+        both = self.mention_readings(user, slots)
+        return None if both is None else {s: pe for s, (_, pe) in both.items()}
+
+    def mention_readings(self, user: str, slots: list[tuple[str, str]]) -> Optional[dict[str, tuple[float, float]]]:
+        """Per slot, (``mention_probs``, ``mention_probs_if_written``) from one pass of the head; None as for them."""
         z = self._mention_logits(user, slots)
         if z is None:
             return None
         b = self.mention_base_rate
-        return dict(zip((n for n, _ in slots), np.round(sigmoid(z - math.log(b / (1.0 - b))), 6).tolist()))
+        p, pe = np.round(sigmoid(z), 6).tolist(), np.round(sigmoid(z - math.log(b / (1.0 - b))), 6).tolist()
+        return {n: (x, y) for (n, _), x, y in zip(slots, p, pe)}
 
     def _mention_logits(self, user: str, slots: list[tuple[str, str]]) -> Optional[np.ndarray]:
         """The mention head's calibrated logits per slot (max over ``mention_units``), or None."""
