@@ -262,18 +262,22 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
         if conf >= floor and slot not in found and conf >= RULE_REQUEST_SHORTCUT and slot not in wrong_end:
             found[slot] = conf
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
-    _add_rule_requests(acts, turn, spec, floor, requested, heads)
-    return _proposals_are_not_confirmations(acts, turn, spec, heads)
+    proposals = _add_rule_requests(acts, turn, spec, floor, requested, heads)
+    return _proposals_are_not_confirmations(acts, turn, spec, heads, proposals)
 
 
 def _proposals_are_not_confirmations(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec,
-                                     heads: Optional["Heads"] = None) -> list[AgentAct]:
+                                     heads: Optional["Heads"] = None,
+                                     proposals: Optional[list[tuple[str, Span]]] = None) -> list[AgentAct]:
     """Drop CONFIRM from a reply whose question proposes a value for a slot that is still empty ("Are you leaving
     March 5th?", "Will this be on March 9th?", ``proposal_requests``): it asks for that slot, while a confirmation
     restates values the state holds. The act head reads such questions as confirmations (they restate a value);
     the training corpus annotates them as requests. Dev, all 18,124 clean turns, text-only: 7 of 24 premature-
-    confirmation flags were such questions; natural dev slices: no injected confirmation is one."""
-    if not any(a.act == "CONFIRM" for a in acts) or not proposal_requests(turn, spec, heads):
+    confirmation flags were such questions; natural dev slices: no injected confirmation is one. ``proposals``:
+    ``proposal_requests`` of this reply when the caller has them already."""
+    if not any(a.act == "CONFIRM" for a in acts):
+        return acts
+    if not (proposals if proposals is not None else proposal_requests(turn, spec, heads)):
         return acts
     return [a for a in acts if a.act != "CONFIRM"]
 
@@ -286,9 +290,11 @@ def _other_end_slots(text: str, spec: WorkflowSpec) -> set[str]:
 
 
 def _add_rule_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, floor: float,
-                       slot_probs: Optional[dict[str, float]] = None, heads: Optional["Heads"] = None) -> None:
+                       slot_probs: Optional[dict[str, float]] = None, heads: Optional["Heads"] = None
+                       ) -> Optional[list[tuple[str, Span]]]:
     """REQUEST acts of alternative questions (``choice_question_slots``), then of value proposals
-    (``proposal_requests``), for slots no act of ``acts`` requests yet, at each rule's confidence."""
+    (``proposal_requests``), for slots no act of ``acts`` requests yet, at each rule's confidence. Returns the
+    value proposals it read (None when their confidence is below the floor), for ``_proposals_are_not_confirmations``."""
     have = {a.slot for a in acts if a.act == "REQUEST"}
     known = {**turn.state_before, **turn.state_after}
 
@@ -300,8 +306,11 @@ def _add_rule_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, flo
 
     if CHOICE_QUESTION_CONFIDENCE >= floor:
         add(choice_question_slots(turn.agent, spec, slot_probs), CHOICE_QUESTION_CONFIDENCE)
-    if PROPOSAL_REQUEST_CONFIDENCE >= floor:
-        add(proposal_requests(turn, spec, heads), PROPOSAL_REQUEST_CONFIDENCE)
+    if PROPOSAL_REQUEST_CONFIDENCE < floor:
+        return None
+    proposals = proposal_requests(turn, spec, heads)
+    add(proposals, PROPOSAL_REQUEST_CONFIDENCE)
+    return proposals
 
 
 # a question proposing one date or time for an open slot asks for that slot ("Would you like the car from March 7th?",
@@ -392,5 +401,5 @@ def extract_agent_acts(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
     for slot, conf, _ in requested_slots(turn.agent, spec, known, profile):
         if conf >= floor and slot not in wrong_end:
             acts.append(AgentAct("REQUEST", slot, None, conf, source="rule"))
-    _add_rule_requests(acts, turn, spec, floor)
-    return _proposals_are_not_confirmations(acts, turn, spec)
+    proposals = _add_rule_requests(acts, turn, spec, floor)
+    return _proposals_are_not_confirmations(acts, turn, spec, proposals=proposals)
