@@ -449,8 +449,8 @@ class Heads:
         """Calibrated p(u_t gives a value for the slot), for every (name, description) in ``slots``: whether the
         user speaks of the slot at all ("somewhere child-friendly" speaks of good_for_kids, "I don't mind the
         cuisine" of category), not which value. None when the file has no mention head or u_t is empty."""
-        z = self._mention_logits(user, slots)
-        return None if z is None else dict(zip((n for n, _ in slots), np.round(sigmoid(z), 6).tolist()))
+        both = self.mention_readings(user, slots)
+        return None if both is None else {s: p for s, (p, _) in both.items()}
 
     def mention_probs_if_written(self, user: str, slots: list[tuple[str, str]]) -> Optional[dict[str, float]]:
         """p(u_t gave a value for the slot) for a slot the tracker wrote a value of, under an even prior.
