@@ -390,23 +390,42 @@ EVENTS = WorkflowSpec(id="Shows_5:FindShow", service="Shows_5", intent="FindShow
     ("Sounds interesting. Can you find me something to do like a games event?", EVENTS, "kind", "Sports", "Theater"),
 ])
 def test_value_head_reads_categorical_values_said_in_other_words(heads, user, spec, slot, said, other):
-    from sage_core.evaluator.text.heads import value_candidates
+    from sage_core.evaluator.text.heads import schema_slots, value_candidates
     from sage_core.evaluator.verify.s2_symbolic import VALUE_HEAD_MIN_SUPPORT
     sp = spec.slots[slot]
     p_said = heads.value_support(user, slot, sp.description, value_candidates(said, sp.possible_values, "categorical"))
     p_other = heads.value_support(user, slot, sp.description, value_candidates(other, sp.possible_values, "categorical"))
     assert p_said >= VALUE_HEAD_MIN_SUPPORT and p_other <= 0.4
+    p_slot = heads.mention_probs_if_written(user, schema_slots(spec))[slot]
     ev = _evaluator(spec, heads)
+    # the value said in other words is supported: u_t speaks of the slot and names this value, margin 2q - 1 with
+    # q = p(u_t gives the slot a value, even odds) x p(this value rather than another)
+    v = _uv_verdict(ev, spec, user, slot, said)
+    assert v.stage == Stage.S2_ENCODER and v.decision == Decision.FALSE
+    assert v.margin == pytest.approx(2 * p_slot * p_said - 1, abs=1e-6)
+    # another value of the slot: the value head does not vouch for it, so the same u_t fails it
+    v = _uv_verdict(ev, spec, user, slot, other)
+    assert v.stage == Stage.S2_ENCODER and v.decision == Decision.TRUE
+    assert v.margin == pytest.approx(1 - 2 * p_slot * p_other, abs=1e-6)  # a verdict's margin is |m|
 
-    def uv(value):
-        t = Turn("d:1", "d", spec.id, [], user, "What city?", {}, {slot: value}, [], [])
-        return [tr for tr in ev.evaluate_turn(t).traces if tr.criterion.type == FailureClass.UV][0].final
-    # the value said in other words is supported by the head: S2-encoder, margin 2p - 1
-    v = uv(said)
-    assert v.stage == Stage.S2_ENCODER and v.decision == Decision.FALSE and v.margin == pytest.approx(2 * p_said - 1)
-    # another value of the slot: the head does not vouch for it, so "no word of it occurs" stands
-    v = uv(other)
-    assert v.stage == Stage.S2_SYMBOLIC and v.decision == Decision.TRUE
+
+def _uv_verdict(ev, spec, user: str, slot: str, value: str):
+    t = Turn("d:1", "d", spec.id, [], user, "What city?", {}, {slot: value}, [], [])
+    return [tr for tr in ev.evaluate_turn(t).traces if tr.criterion.type == FailureClass.UV][0].final
+
+
+@pytest.mark.parametrize("user,said", [("Yes.", "Sports"), ("Sounds good, thanks.", "Music")])
+def test_value_head_alone_does_not_support_a_value_u_t_never_speaks_of(heads, user, said):
+    """The value head compares the slot's values given that u_t gives one; a bare acknowledgement gives none, and
+    the value head still prefers one value strongly. The mention head's factor fails it."""
+    from sage_core.evaluator.text.heads import schema_slots, value_candidates
+    from sage_core.evaluator.verify.s2_symbolic import VALUE_HEAD_MIN_SUPPORT
+    sp = EVENTS.slots["kind"]
+    assert heads.value_support(user, "kind", sp.description,
+                               value_candidates(said, sp.possible_values, "categorical")) >= VALUE_HEAD_MIN_SUPPORT
+    assert heads.mention_probs_if_written(user, schema_slots(EVENTS))["kind"] < 0.1
+    v = _uv_verdict(_evaluator(EVENTS, heads), EVENTS, user, "kind", said)
+    assert v.stage == Stage.S2_ENCODER and v.decision == Decision.TRUE and v.margin > 0.8
 
 
 def _heads_file(tmp_path, edit) -> Path:

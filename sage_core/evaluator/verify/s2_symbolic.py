@@ -55,15 +55,10 @@ M_CONTRADICTED = -0.9  # IUV: s_t lacks, keeps an old, or holds a different type
 M_STALE_UNEQUAL = -0.5  # IUV: s_t kept an old value that does not visibly equal the user's (weekday vs date)
 M_UNSUPPORTED = -0.85  # UV: a typed value, or no word of the value, found nowhere in u_t or history
 M_UNDECIDABLE = 0.0  # nothing to check against (no user text, a symbolic code, untracked slots): abstain
-# the value head overrides "no word of the value occurs" only when it reads u_t as this value at least this surely:
-# used as a plain margin (any p) it took dev UV recall on natural slices from 1.000 to 0.922 for 6 fewer clean-turn
-# false positives in 1,500 dev turns
+# without a mention head, the value head overrides "no word of the value occurs" only when it reads u_t as this value
+# at least this surely: used as a plain margin (any p) it took dev UV recall on natural slices from 1.000 to 0.922 for
+# 6 fewer clean-turn false positives in 1,500 dev turns (with a mention head: ``_value_head_verdict``)
 VALUE_HEAD_MIN_SUPPORT = 0.8
-# below it, a value the head reads u_t as saying more than any other value of the slot, in a u_t the mention head reads
-# as speaking of the slot at least this surely, is left undecided rather than unsupported: "I need a spacious car"
-# scores the slot at 0.5+. Dev (all 18,124 clean turns): UV flags 111 -> 106, natural text-only UV recall unchanged
-# (0.979); undecided also when the value is top at p >= 0.5 whatever the mention head says took UV recall to 0.954
-VALUE_TOP_MENTION_MIN = 0.5
 # a head-read request of a slot outside Next(W, s) is judged only when its pair score stands at least this far (logit)
 # above every legal slot's in the same sentence (``Heads.legal_rival``); closer, the sentence may as well ask for the
 # legal one (pick-up / drop-off, origin / destination, account type / balance). Chosen on the dev split (4,000 clean
@@ -338,9 +333,16 @@ class GroundingBackend:
         return self._pending([self.support_pair(ctx, desc, value, best)], "para", finish)
 
     def _value_head_verdict(self, slot: str, value: str, ctx: TurnContext) -> Optional[Verdict]:
-        """A categorical value said in other words ("games" for Sports): the value-support head's calibrated p that
-        u_t says this value rather than another of the slot's values, as the margin 2p - 1 (S2-encoder). None
-        without heads, a value head, u_t text or other values to compare with."""
+        """A categorical value said in other words ("games" for Sports): S2-encoder evidence from two heads, or None
+        without heads, a value head, u_t text or other values to compare with.
+
+        The value head's p is conditional: u_t says this value rather than another of the slot's values, given that it
+        gives the slot a value (it is fitted only on values users gave). With a mention head, u_t says the value with
+        q = p(u_t gives the slot a value) x p, the first factor on even odds (``Heads.mention_probs_if_written``: the
+        tracker wrote a value, so the 7 % base rate of all (u_t, slot) pairs is not its prior); the margin is 2q - 1,
+        so tau abstains near q = 1/2. Without that factor a bare "Yes, I do." read as subtitles in Spanish at p 0.88
+        and supported an injected value (q 0.05 with it), while "I'd like a large rental car" for Full-size keeps its
+        support (q 0.77). Without a mention head: supported with 2p - 1 from ``VALUE_HEAD_MIN_SUPPORT``, else None."""
         sp = ctx.spec.slots[slot]
         heads = self._heads() if sp.value_type == "categorical" and len(sp.possible_values) >= 2 else None
         if heads is None:
@@ -351,17 +353,14 @@ class GroundingBackend:
         if probs is None:
             return None
         p = probs[0]
+        readings = heads.mention_readings(ctx.turn.user, schema_slots(ctx.spec))
+        if readings is not None and slot in readings:
+            q = readings[slot][1] * p
+            return decide(2 * q - 1, self.tau, f"no word of {value!r} occurs; u_t says {slot}={value!r} with p {q:.2f}: "
+                          f"it gives {slot} a value with p {readings[slot][1]:.2f} at even odds (mention head), this "
+                          f"value rather than another with p {p:.2f} (value head)", "user", stage=Stage.S2_ENCODER)
         if p < VALUE_HEAD_MIN_SUPPORT:
-            if p <= max(probs[1:]):
-                return None
-            mentions = heads.mention_probs(ctx.turn.user, schema_slots(ctx.spec)) or {}
-            pm = mentions.get(slot, 0.0)
-            if pm < VALUE_TOP_MENTION_MIN:
-                return None
-            return decide(M_UNDECIDABLE, self.tau, f"no word of {value!r} occurs; the value head reads u_t as "
-                          f"{slot}={value!r} more than as any other value (p {p:.2f}) and the mention head reads u_t "
-                          f"as speaking of {slot} (p {pm:.2f}): a paraphrase too weak to decide", "user",
-                          stage=Stage.S2_ENCODER)
+            return None
         return decide(2 * p - 1, self.tau, f"no word of {value!r} occurs; the value head reads u_t as {slot}={value!r} "
                       f"against the slot's other values with p {p:.2f}", "user", stage=Stage.S2_ENCODER)
 

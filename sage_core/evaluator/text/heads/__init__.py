@@ -21,7 +21,7 @@ and committed as ``heads.json`` beside this file (plain JSON weights: no pickle,
 - **value-support head** (optional in the file): u_t against every value of a categorical slot, each as
   ``value_claim`` text; a pair MLP, then a listwise logistic over the slot's values (``VALUE_RANK_FEATURES``):
   p(u_t says this value rather than another), for values no word of which occurs in the dialogue ("games" for
-  Sports). Used by S2's UV check (``verify.s2_symbolic.VALUE_HEAD_MIN_SUPPORT``).
+  Sports). Used by S2's UV check, times the mention head's p (``verify.s2_symbolic``'s value-head verdict).
 
 Probabilities are calibrated (Platt scaling fitted on held-out data), so an extracted act's confidence
 is a probability and the S2 margin built from it (``1 - 2p`` for "failure absent") is meaningful.
