@@ -353,11 +353,11 @@ class GroundingBackend:
         if probs is None:
             return None
         p = probs[0]
-        readings = heads.mention_readings(ctx.turn.user, schema_slots(ctx.spec))
-        if readings is not None and slot in readings:
-            q = readings[slot][1] * p
+        said = heads.mention_probs_if_written(ctx.turn.user, schema_slots(ctx.spec))  # None without a mention head
+        if said is not None and slot in said:
+            q = said[slot] * p
             return decide(2 * q - 1, self.tau, f"no word of {value!r} occurs; u_t says {slot}={value!r} with p {q:.2f}: "
-                          f"it gives {slot} a value with p {readings[slot][1]:.2f} at even odds (mention head), this "
+                          f"it gives {slot} a value with p {said[slot]:.2f} at even odds (mention head), this "
                           f"value rather than another with p {p:.2f} (value head)", "user", stage=Stage.S2_ENCODER)
         if p < VALUE_HEAD_MIN_SUPPORT:
             return None
