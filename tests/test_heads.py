@@ -623,6 +623,34 @@ def test_informs_rows_come_from_every_question_sentence(shared_data):
     assert {lab for _, lab in parts} == {0, 1}  # a question beside a sentence that gives the value is labelled 0
 
 
+def test_slot_labels_of_a_reply_go_to_the_question_that_scores_them_best():
+    """The annotations say which slots a reply requests, not which of its questions asks for which: each label stays
+    on the question whose out-of-fold score for it is highest, the reply's other questions become negatives for it
+    (an offer beside a request among them); replies of one unit, and replies requesting nothing, keep their labels."""
+    import numpy as np
+    from sage_core.science.heads.train import Split, assign_requests
+    slots = [("destination", ""), ("date", ""), ("passengers", "")]
+    both = frozenset({"destination", "date"})
+    split = Split([], [
+        (0, "Where are you going?", slots, both), (0, "When do you leave?", slots, both),
+        (1, "How about Delta?", slots, frozenset({"passengers"})), (1, "How many tickets?", slots,
+                                                                    frozenset({"passengers"})),
+        (2, "Which day?", slots, frozenset({"date"})),
+        (3, "Anything else?", slots, frozenset()), (3, "Shall I book it?", slots, frozenset())])
+    z = np.array([2.0, 0.5, -1.0,  -1.0, 1.5, -2.0,   # reply 0: the first question scores the destination, the second the date
+                  -3.0, -3.0, 0.9,  -3.0, -3.0, 0.4,  # reply 1: the offer scores the count higher than the question
+                  -1.0, -1.0, -1.0,                   # reply 2: one unit, kept even where its score is low
+                  0.0, 0.0, 5.0, 0.0, 0.0, 5.0])      # reply 3: no request, nothing to move
+    got = [set(r[3]) for r in assign_requests(split, z).sentences]
+    assert got == [{"destination"}, {"date"}, {"passengers"}, set(), {"date"}, set(), set()]
+    z[9:12] = [-3.0, -3.0, 2.0]  # now the count question scores it best: the offer is a negative
+    got = [set(r[3]) for r in assign_requests(split, z).sentences]
+    assert got[2:4] == [set(), {"passengers"}]
+    z[9:12] = [-3.0, -3.0, 0.9]  # a tie keeps the first question
+    assert [set(r[3]) for r in assign_requests(split, z).sentences][2:4] == [{"passengers"}, set()]
+    assert [r[1] for r in assign_requests(split, z).sentences] == [r[1] for r in split.sentences]  # units unchanged
+
+
 def test_heads_file_without_informs_head_keeps_every_extracted_value(tmp_path):
     from sage_core.evaluator.compile import turn_evidence
     h = load_heads(_heads_file(tmp_path, lambda d: d.pop("informs")))
