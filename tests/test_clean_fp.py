@@ -189,6 +189,33 @@ def test_extracted_re_request_of_a_just_supplied_slot_is_not_judged(ev):
     assert _final(ev, annotated, "WNF", "destination").decision == Decision.TRUE
 
 
+def test_head_request_of_a_slot_outside_next_is_judged_at_the_prior_of_such_requests(ev):
+    """A slot head's p is calibrated on request pairs of every slot; a request of a slot outside Next(W, s) is rarer,
+    so it is failed on the posterior at its own prior odds (``out_of_next_posterior``): just above the head's
+    threshold it abstains, clearly above it fails, with margin 1 - 2q. Annotated and keyword-rule requests keep their
+    own scale."""
+    from sage_core.evaluator.verify.s2_symbolic import OUT_OF_NEXT_PRIOR_ODDS, out_of_next_posterior
+    r = OUT_OF_NEXT_PRIOR_ODDS
+    assert out_of_next_posterior(0.5, 1.0) == pytest.approx(0.5)  # r = 1: the head's own p
+    assert out_of_next_posterior(0.75, r) == pytest.approx(r * 0.75 / (r * 0.75 + 0.25))
+    assert out_of_next_posterior(1.0, r) == 1.0
+    edge = 0.6 / (0.4 * r + 0.6)  # q = 0.6, margin -tau
+    held = {"destination": "601 Van Ness Avenue"}  # asking for it again is outside Next(W, s)
+
+    def wnf(p, source="head"):
+        acts = [AgentAct("REQUEST", "destination", None, p, source=source)]
+        return _final(ev, _turn(RIDE, "Okay.", "Where are you headed?", held, held, acts), "WNF", "destination")
+
+    low = wnf(round(edge - 0.03, 6))
+    assert low.decision == Decision.ABSTAIN
+    high = wnf(0.9)
+    assert high.decision == Decision.TRUE
+    assert high.margin == pytest.approx(2 * out_of_next_posterior(0.9) - 1, abs=1e-6)
+    assert "prior of a slot outside Next" in high.rationale
+    assert wnf(round(edge - 0.03, 6), source="rule").decision == Decision.TRUE  # a keyword rule's confidence
+    assert wnf(1.0, source="").decision == Decision.TRUE  # annotated
+
+
 def test_kind_named_in_a_question_about_the_offer_is_not_a_user_value(shared_data):
     from sage_core import load_schema
     from sage_core.evaluator.text.user_values import extract_user_values

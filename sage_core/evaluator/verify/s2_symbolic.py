@@ -65,6 +65,15 @@ VALUE_HEAD_MIN_SUPPORT = 0.8
 # turns + 3 natural text-only slices of 240): 0.5 / 1 / 1.5 / 2 / 2.5 / 3 drop 3 / 7 / 10 / 11 / 12 / 13 of 30 false
 # WNFs and 0 / 0 / 0 / 0 / 1 / 2 of 79 true ones; 1.5 keeps a margin from the first loss
 LEGAL_RIVAL_GAP = 1.5
+# a head-read request of a slot outside Next(W, s) is failed on the posterior q = r p / (r p + 1 - p), not on the slot
+# head's p itself (margin 1 - 2q): p is calibrated on dev request pairs of every slot, and an agent asks for a slot it
+# may not ask for far less often than for one it may, so the prior odds of such a request are r times lower (Bayes
+# with a shifted prior). With tau = 0.2 a request is failed from q >= 0.6, i.e. p >= 0.714 at r = 0.6, and p in
+# [threshold, 0.714) abstains. Chosen on the dev split (all 18,124 clean turns + the 8 natural text-only slices of
+# 240, slot head of `assign_requests`): r = 1 / 0.7 / 0.6 / 0.5 / 0.4 -> clean turns flagged 154 / 150 / 140 / 138 /
+# 137 (WNF 41 / 37 / 27 / 25 / 24), natural F1 0.956 / 0.955 / 0.956 / 0.954 / 0.950, WNF recall 0.925 / 0.917 /
+# 0.912 / 0.896 / 0.871; 0.6 is the largest r that brings clean WNF flags back to the previous head's 26
+OUT_OF_NEXT_PRIOR_ODDS = 0.6
 # a year said relative to the dialogue's date ("from seven years back", "last year", "the past two years"): a value
 # written for it can be neither confirmed nor refuted from the turn (dev: 7 of 31 clean-turn UV flags)
 YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
@@ -101,6 +110,12 @@ def decide(m: float, tau: float, rationale: str, evidence: str = "", stage: Stag
     if m <= -tau:
         return Verdict(Decision.TRUE, abs(m), stage, evidence, rationale)
     return Verdict(Decision.ABSTAIN, abs(m), stage, evidence, rationale + f" (|m|={abs(m):.2f} < tau={tau})")
+
+
+def out_of_next_posterior(p: float, r: float = OUT_OF_NEXT_PRIOR_ODDS) -> float:
+    """The probability that a slot outside Next(W, s) is really requested, from the slot head's calibrated p: the odds
+    p / (1 - p) times r, the prior odds of such a request relative to those the head was calibrated at."""
+    return r * p / (r * p + 1.0 - p) if p < 1.0 else 1.0
 
 
 def _conf(c: Criterion) -> float:
@@ -235,7 +250,11 @@ class GroundingBackend:
                                                        "read as a confirmation: it restates the value; not judged",
                               "agent")
             where = "" if c.args.get("in_schema", True) else " (not a slot of this workflow)"
-            return decide(bad, self.tau, f"request of {slot}{where} (confidence {_conf(c):.2f}) is outside "
+            read = f"confidence {_conf(c):.2f}"
+            if c.args.get("source") == "head" and _conf(c) < 1.0:
+                q = out_of_next_posterior(_conf(c))
+                bad, read = 1.0 - 2.0 * q, f"head p {_conf(c):.2f}, {q:.2f} at the prior of a slot outside Next"
+            return decide(bad, self.tau, f"request of {slot}{where} ({read}) is outside "
                                          f"Next(W, s) = {sorted(legal)}", "agent", stage=stage)
         if c.args.get("just_supplied") and c.args.get("filled_after"):
             if _conf(c) < 1.0:
