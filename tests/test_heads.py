@@ -253,12 +253,15 @@ def test_head_decisions_are_s2_encoder_with_probability_margins(heads):
     assert pc.final.margin == pytest.approx(abs(1 - 2 * p))
     # the turn's confidence is on the probability scale: (1 + margin) / 2 = p, the head's calibrated probability
     assert v.label == TurnLabel.FAILURE and v.confidence == pytest.approx(p) == pytest.approx((1 + pc.final.margin) / 2)
-    # WNF: asks for the length of stay when it is already given -> illegal
+    # WNF: asks for the length of stay when it is already given -> illegal; judged on the posterior at the prior of
+    # a request outside Next(W, s)
+    from sage_core.evaluator.verify.s2_symbolic import out_of_next_posterior
     t2 = _turn("How many days are you staying?", HOTEL, {"number_of_days": "3"}, {"number_of_days": "3"})
     w = [tr for tr in _evaluator(HOTEL, heads).evaluate_turn(t2).traces if tr.criterion.type == FailureClass.WNF][0]
     assert w.criterion.args["source"] == "head"
     assert w.final.stage == Stage.S2_ENCODER and w.final.decision == Decision.TRUE
-    assert w.final.margin == pytest.approx(abs(1 - 2 * w.criterion.args["confidence"]))
+    q = out_of_next_posterior(w.criterion.args["confidence"])
+    assert q < w.criterion.args["confidence"] and w.final.margin == pytest.approx(abs(1 - 2 * q))
 
 
 def test_out_of_schema_request_is_a_wnf_not_an_input_error(heads):

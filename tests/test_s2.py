@@ -84,10 +84,12 @@ def test_wnf_and_pc_from_text_cues(ev):
     # ("Where would you like to eat?" reads as location at p 0.725, just below the slot threshold 0.75)
     t = text_only("Thanks.", "Which city would you like to eat in?", st, st)
     v, f = finals(ev, t)
-    # the learned slot head reads the request: its calibrated probability p gives the S2-encoder margin 1 - 2p
+    # the learned slot head reads the request: its calibrated probability p, put at the prior of a request outside
+    # Next(W, s) (q, ``out_of_next_posterior``), gives the S2-encoder margin 1 - 2q
+    from sage_core.evaluator.verify.s2_symbolic import out_of_next_posterior
     w = f[("WNF", "location")]
     assert w.final.decision == Decision.TRUE and w.final.stage == Stage.S2_ENCODER and w.criterion.args["source"] == "head"
-    assert w.final.margin == pytest.approx(abs(1 - 2 * w.criterion.args["confidence"]))
+    assert w.final.margin == pytest.approx(abs(1 - 2 * out_of_next_posterior(w.criterion.args["confidence"])))
     pc = text_only("Sushi Taro please.", "Great, I have booked your table at Sushi Taro.", {"location": "San Jose"},
                    {"location": "San Jose", "restaurant_name": "Sushi Taro"})
     v, f = finals(ev, pc)
