@@ -220,17 +220,20 @@ class GroundingBackend:
 
     # --- WNF / PC (legality from W; the margin comes from the evidence confidence) ---------
     @staticmethod
-    def _act_margins(c: Criterion) -> tuple[float, float, Stage]:
+    def _act_margins(c: Criterion, prior_odds: float = 1.0) -> tuple[float, float, Stage]:
         """(margin when the act breaks W, margin when it does not, stage).
 
         An act found by a learned head carries a calibrated probability p that the act is in the reply: the
         failure is present with probability p when the act breaks W, so m = p(absent) - p(present) = 1 - 2p
         (stage S2-encoder); when it does not, the verdict "no failure" rests on the act being read right, m = p.
-        Annotated and keyword-rule acts keep the named scale (S2-symbolic): m = -/+ confidence.
+        ``prior_odds`` != 1 puts p at other prior odds before it is a failure's probability (a request of a slot
+        outside Next(W, s), ``out_of_next_posterior``). Annotated and keyword-rule acts keep the named scale
+        (S2-symbolic): m = -/+ confidence.
         """
         p = _conf(c)
         if c.args.get("source") == "head" and p < 1.0:
-            return 1.0 - 2.0 * p, p, Stage.S2_ENCODER
+            present = p if prior_odds == 1.0 else out_of_next_posterior(p, prior_odds)
+            return 1.0 - 2.0 * present, p, Stage.S2_ENCODER
         conf = ANNOTATED_ACT_SCALE * p if p >= 1.0 else p
         return -conf, conf, Stage.S2_SYMBOLIC
 
@@ -250,10 +253,9 @@ class GroundingBackend:
                                                        "read as a confirmation: it restates the value; not judged",
                               "agent")
             where = "" if c.args.get("in_schema", True) else " (not a slot of this workflow)"
-            read = f"confidence {_conf(c):.2f}"
-            if c.args.get("source") == "head" and _conf(c) < 1.0:
-                q = out_of_next_posterior(_conf(c))
-                bad, read = 1.0 - 2.0 * q, f"head p {_conf(c):.2f}, {q:.2f} at the prior of a slot outside Next"
+            bad, _, stage = self._act_margins(c, OUT_OF_NEXT_PRIOR_ODDS)
+            read = f"confidence {_conf(c):.2f}" if stage != Stage.S2_ENCODER else \
+                f"head p {_conf(c):.2f}, {(1.0 - bad) / 2.0:.2f} at the prior of a slot outside Next"
             return decide(bad, self.tau, f"request of {slot}{where} ({read}) is outside "
                                          f"Next(W, s) = {sorted(legal)}", "agent", stage=stage)
         if c.args.get("just_supplied") and c.args.get("filled_after"):
