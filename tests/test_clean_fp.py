@@ -396,3 +396,45 @@ def test_value_the_value_head_ranks_first_in_a_turn_about_the_slot_is_undecided(
     fin = _uv_final(RENTAL, "Do you have some other alternative?", {"pickup_location": "SD", "type": "Full-size"},
                     history=[("agent", "I found a Camry at SD.")])
     assert fin["type"].decision == Decision.TRUE
+
+
+SONGS = _spec("Tunes_7:LookupSong", [
+    _slot("song_name", "Title of the song"),
+    _slot("genre", "Kind of music", ["Pop", "Rock", "Metal"]),
+    _slot("year", "When the song came out", ["2015", "2016", "2017"]),
+], [], {"genre": "dontcare"})
+
+
+def _uv_final_after(spec, user, before, after, history=()):
+    ev = Evaluator(WorkflowRegistry([spec]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    v = ev.evaluate_turn(_turn(spec, user, "How about Addicted by Popcaan?", before, after, history=history))
+    return {tr.criterion.args["slot"]: tr.final for tr in v.traces if tr.criterion.type.value == "UV"}
+
+
+def test_no_preference_written_where_it_is_the_schema_default_sets_no_constraint(minilm):
+    # SGD dev: "What else do you have?" and the tracker writes genre=dontcare, the schema's own default
+    fin = _uv_final_after(SONGS, "What else do you have?", {}, {"genre": "dontcare"})
+    assert fin["genre"].decision == Decision.FALSE and "schema default" in fin["genre"].rationale
+    # a slot whose default is not "no preference" gets no such support
+    fin = _uv_final_after(SONGS, "What else do you have?", {}, {"year": "dontcare"})
+    assert fin["year"].decision == Decision.TRUE
+    # nor does the default slot when u_t gives it a value
+    fin = _uv_final_after(SONGS, "I want to hear some Rock music.", {}, {"genre": "dontcare"})
+    assert fin["genre"].decision != Decision.FALSE
+
+
+def _ride_values(user, agent_before, before=None):
+    from sage_core.evaluator.text.user_values import extract_user_values
+    t = _turn(RIDE, user, "Okay.", before or {}, before or {}, history=[("agent", agent_before)])
+    return {v.slot: v.value for v in extract_user_values(t, RIDE, heads=load_heads())}
+
+
+def test_yes_no_answers_to_a_yes_no_question(minilm):
+    # "No problem, yes." (SGD dev) approves the shared ride; the question is a paraphrase
+    assert _ride_values("No problem, yes.", "Is a shared ride fine with you?").get("shared_ride") == "True"
+    assert _ride_values("No, thanks.", "Would you like a shared ride?").get("shared_ride") == "False"
+    # SGD dev: a "no" to a confirmation restating the held destination rejects that, not the shared ride
+    held = {"destination": "Zuni Cafe", "number_of_riders": "4", "shared_ride": "True"}
+    got = _ride_values("No, I need to go to Hatcho Japanese Cuisine instead.",
+                       "You want a shared ride for 4 to Zuni Cafe, correct?", held)
+    assert "shared_ride" not in got

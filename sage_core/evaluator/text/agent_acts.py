@@ -102,7 +102,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
     return scores
 
 
-def _states_value(text: str, value) -> bool:
+def states_value(text: str, value) -> bool:
     """The text names this concrete state value (not a yes/no or "dontcare", not one or two characters)."""
     v = str(value or "").strip()
     return len(v) > 2 and v.lower() not in ("true", "false", "dontcare") and bool(find_in_text(v, text))
@@ -136,7 +136,7 @@ def requested_slots(text: str, spec: WorkflowSpec, state: Optional[dict[str, str
         if not yesno and not asks and not REQUEST_CUES.search(sent):
             continue
         # a sentence that names a concrete state value is an offer/confirmation, not a request
-        if state and any(_states_value(sent, v) for v in state.values()):
+        if state and any(states_value(sent, v) for v in state.values()):
             continue
         scores = _score_sentence(sent, off, spec, candidates, bool_only=yesno, profile=profile)
         if not scores:
@@ -247,14 +247,14 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
     known = {**turn.state_before, **turn.state_after}
     # a reply that states the slot's value is not asking for it ("4 tickets in Philadelphia: do you confirm?" does
     # not request the city): the rule the keyword extractor applies per sentence (``requested_slots``)
-    found = {s: p for s, p in requested.items() if p >= thr and not _states_value(turn.agent, known.get(s))}
+    found = {s: p for s, p in requested.items() if p >= thr and not states_value(turn.agent, known.get(s))}
     for s in sorted(found, key=lambda k: (-found[k], k)):
         acts.append(AgentAct("REQUEST", s, None, found[s], source="head"))
     if KIND_MATCH_CONFIDENCE >= floor:
         with single_thread_blas():
             matched = heads.kind_matched(turn.agent, slots, KIND_MATCH_MIN)
         for s in sorted(matched):
-            if s not in found and not _states_value(turn.agent, known.get(s)):
+            if s not in found and not states_value(turn.agent, known.get(s)):
                 found[s] = KIND_MATCH_CONFIDENCE
                 acts.append(AgentAct("REQUEST", s, None, KIND_MATCH_CONFIDENCE, source="head"))
     wrong_end = _other_end_slots(turn.agent, spec)
@@ -300,7 +300,7 @@ def _add_rule_requests(acts: list[AgentAct], turn: Turn, spec: WorkflowSpec, flo
 
     def add(found: list[tuple[str, Span]], confidence: float) -> None:
         for slot, _ in found:
-            if slot not in have and not _states_value(turn.agent, known.get(slot)):
+            if slot not in have and not states_value(turn.agent, known.get(slot)):
                 have.add(slot)
                 acts.append(AgentAct("REQUEST", slot, None, confidence, source="rule"))
 
@@ -345,7 +345,7 @@ def proposal_requests(turn: Turn, spec: WorkflowSpec, heads: Optional["Heads"] =
     for sent, off in run_on_sentences(turn.agent or ""):
         if not (sent.rstrip().endswith("?") or YESNO_START.search(sent)) or _WH_WORD.search(sent):
             continue  # "What time do you want to leave on March 7th?" asks for the time, it proposes no date
-        if any(_states_value(sent, v) for v in known.values()):
+        if any(states_value(sent, v) for v in known.values()):
             continue
         dates = [d for d in iter_dates(sent) if sent[d[1][0]:d[1][1]].strip().lower() not in _NOW_WORDS]
         times = list(iter_times(sent))

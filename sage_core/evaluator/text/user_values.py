@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.data.types import Turn, UserValue
-from sage_core.evaluator.text.agent_acts import requested_slots
+from sage_core.evaluator.text.agent_acts import requested_slots, states_value
 from sage_core.evaluator.text.lexicon import (
     ABOUT_IT,
     AMOUNT_SLOT_WORDS,
@@ -470,8 +470,14 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                     add(slot, raw, span, conf)
             if len(cands) > 1 and not any(s in asked for s in cands):
                 continue  # this mention stays unattributed; a later one may carry its own cue
-    # booleans: a slot keyword mentioned in a statement, or yes/no to a yes/no question about it
+    # booleans: a slot keyword mentioned in a statement, or yes/no to a yes/no question about it. A "no" to a question
+    # that also restates held values of other slots ("You want a shared ride for 4 to Hatcho, correct?") rejects the
+    # confirmation as a whole: which value is wrong the user says next ("No, I need to go to ... instead")
     words = tokens(text)
+    prev_agent = previous_agent_text(turn)
+
+    def restates_others(slot: str) -> bool:
+        return any(states_value(prev_agent, v) for s, v in (turn.state_before or {}).items() if s != slot)
     for slot in intent:
         sp = spec.slots[slot]
         if sp.value_type != "bool" or slot in found:
@@ -490,9 +496,9 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
             val = "False" if negated else "True"
             add(slot, val, (hit[1], hit[2]), 0.6)
         elif not hit and slot in asked and words:
-            if words[0] in ("yes", "yeah", "yep", "sure", "definitely"):
-                add(slot, "True", None, 0.8)
-            elif words[0] in ("no", "nope", "nah"):
+            if words[0] in ("yes", "yeah", "yep", "sure", "definitely") or APPROVING_NEGATION.match(text.lstrip()):
+                add(slot, "True", None, 0.8)  # "No problem, yes." approves
+            elif words[0] in ("no", "nope", "nah") and not restates_others(slot):
                 add(slot, "False", None, 0.8)
     # dontcare for the slot the agent just asked about, or for the one the user names right after it ("a comedy,
     # I don't mind which actors are in it": the actors, not the genre asked about)

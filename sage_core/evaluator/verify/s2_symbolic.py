@@ -308,6 +308,12 @@ class GroundingBackend:
         if cue is not None:
             return decide(M_DISTINCTIVE, self.tau, f"{cue[0]!r} in {cue[1]} names {value!r} and no other value of {slot}",
                           cue[1])
+        # the schema default supports a write of it, "no preference" included: where it is the default, writing it
+        # sets no constraint. Not only on an empty slot: on dev, requiring that flagged 5 clean turns in which the
+        # user asked for the default in words no rule reads ("cast it on television", "an intermediate car"); the
+        # injected values never are defaults
+        default = ctx.spec.optional.get(slot)
+        default_applies = default is not None and compare(default, value, vt) is True
         if is_dontcare(value):
             for who, i, text in texts[:5]:
                 if who == "user" and find_dontcare(text):
@@ -318,12 +324,14 @@ class GroundingBackend:
                     return decide(M_DONTCARE_CUE, self.tau, f"the user left {slot} open: {text[span[0]:span[1]]!r}",
                                   "user")
             if not ctx.user_values_for(slot):  # a value u_t gives for the slot would contradict "no preference"
+                if default_applies:
+                    return decide(M_DEFAULT, self.tau, f"'dontcare' is the schema default of {slot}: writing it "
+                                                       f"sets no constraint")
                 head = self._mention_verdict(slot, ctx)
                 if head is not None:
                     return head
             return decide(-M_DONTCARE_CUE_MISSING, self.tau, f"no 'no preference' cue supports {slot}=dontcare")
-        default = ctx.spec.optional.get(slot)
-        if default is not None and compare(default, value, vt) is True:
+        if default_applies:
             prev_agent = next((t for w, i, t in texts if w == "agent"), "")
             if confirmation_cue(prev_agent):
                 return decide(M_DEFAULT_CONFIRMED, self.tau, f"{value!r} is the default of {slot}, in a confirmation the user answered")
