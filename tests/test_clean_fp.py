@@ -438,3 +438,39 @@ def test_yes_no_answers_to_a_yes_no_question(minilm):
     got = _ride_values("No, I need to go to Hatcho Japanese Cuisine instead.",
                        "You want a shared ride for 4 to Zuni Cafe, correct?", held)
     assert "shared_ride" not in got
+
+
+NAPA = [("user", "Where is the restaurant?"), ("agent", "It is at 1480 First St Napa, and it opens at 11 am.")]
+
+
+def test_a_question_proposing_a_name_the_dialogue_has_seen_asks_for_its_slot(minilm):
+    """SGD dev: the agent proposes the address found earlier as the destination. SGD annotates these replies as
+    REQUEST of the slot, never CONFIRM (dev: 38 of 38), so the reply is no premature confirmation either."""
+    from sage_core.evaluator.text.agent_acts import context_proposals, extract_agent_acts
+    heads = load_heads()
+    t = _turn(RIDE, "Thanks. Could you get me a cab there for 2?", "Sure. So, do you wish to have a shared ride to "
+              "reach 1480 First St Napa?", {}, {"number_of_riders": "2"}, history=NAPA)
+    props = context_proposals(t, RIDE, heads)
+    assert [(s, t.agent[a:b]) for s, (a, b) in props] == [("destination", "1480 First St Napa")]
+    acts = extract_agent_acts(t, RIDE, heads=heads)
+    assert ("REQUEST", "destination") in {(a.act, a.slot) for a in acts}
+    assert not any(a.act == "CONFIRM" for a in acts)
+    # a name the dialogue has not seen is no proposal of a known value
+    fresh = _turn(RIDE, "Could you get me a cab there for 2?", "Do you wish to have a shared ride to 990 Grant "
+                  "Avenue?", {}, {"number_of_riders": "2"}, history=NAPA)
+    assert context_proposals(fresh, RIDE, heads) == []
+    # nor is a question restating what the state holds
+    held = {"destination": "1480 First St Napa", "number_of_riders": "2"}
+    again = _turn(RIDE, "Yes.", "Do you wish to have a shared ride to reach 1480 First St Napa?", held, held,
+                  history=NAPA)
+    assert context_proposals(again, RIDE, heads) == []
+
+
+def test_an_item_offered_by_name_is_no_proposal(minilm):
+    """The found item is offered, not asked for: its name slot is outside the intent (paraphrase of SGD dev)."""
+    from sage_core.evaluator.text.agent_acts import context_proposals
+    find = _spec("Eat_9:FindPlace", [_slot("city", "Town to look in"), _slot("place_name", "Name of the place")],
+                 ["city"])
+    t = _turn(find, "Anything else?", "Would you like Golden Dragon Kitchen?", {"city": "Dublin"}, {"city": "Dublin"},
+              history=[("agent", "Golden Dragon Kitchen is a nice place in Dublin.")])
+    assert context_proposals(t, find, load_heads()) == []
