@@ -716,14 +716,15 @@ def test_a_question_asking_the_agent_to_act_keeps_its_values(heads):
 # --- a confirmation that restates held values is no re-request ----------------------------------------------------
 def test_a_confirmation_restating_a_held_value_is_not_a_wnf(heads, shared_data):
     """SGD dev turn 8_00076:11 (Buses_1), text-only: the agent reads the booking back as a question. The slot head
-    reads a request of to_location in it, which s_(t-1) already holds; in a reply the act head reads as CONFIRM that
-    is a read-back, not judged (S2 abstains). The same slot asked for plainly, with no confirmation, stays a WNF."""
+    reads to_location in it at p 0.64, which s_(t-1) already holds; with the threshold lowered under that, so it is
+    read as a request, a reply the act head reads as CONFIRM is a read-back, not judged (S2 abstains). The same slot
+    asked for plainly, with no confirmation, stays a WNF."""
     import dataclasses
     from sage_core.evaluator.cascade import Evaluator
     turns, reg = load_corpus("sgd", str(shared_data / "sgd" / "dev"))
     t = next(x for x in turns if x.turn_id == "8_00076:11")
     assert t.agent.startswith("Could you confirm") and t.state_before.get("to_location")
-    ev = Evaluator(reg, heads=heads)
+    ev = Evaluator(reg, heads=dataclasses.replace(heads, slot_threshold=0.6))
     text_only = dataclasses.replace(t, user_values=None, agent_acts=None)
     wnf = {tr.criterion.args["slot"]: tr for tr in ev.evaluate_turn(text_only).traces
            if tr.criterion.type == FailureClass.WNF}
@@ -733,3 +734,27 @@ def test_a_confirmation_restating_a_held_value_is_not_a_wnf(heads, shared_data):
     asked = [tr for tr in ev.evaluate_turn(plain).traces
              if tr.criterion.type == FailureClass.WNF and tr.criterion.args["slot"] == "to_location"]
     assert asked and asked[0].criterion.args["confirms_held"] is False and asked[0].final.decision == Decision.TRUE
+
+
+def test_pair_score_is_the_mean_over_the_slot_renderings(heads):
+    """The slot head scores a slot as name + description, description alone and name alone, as it was varied in
+    training, and averages the pair logits; a one-word part of a request is scored as its own unit."""
+    import numpy as np
+
+    from sage_core.evaluator.text.heads import (SLOT_RENDERING_WEIGHTS, mlp_logits, pair_features, request_units,
+                                                slot_renderings)
+    slots = [("pickup_city", "City where the car is collected"), ("dropoff_date", "Day the car is returned"),
+             ("car_type", "")]
+    sent = "Which city will you pick it up in?"  # SGD dev wording
+    u = heads._embed([sent])[sent].astype(np.float64)
+    parts = []
+    for r in range(len(SLOT_RENDERING_WEIGHTS)):
+        texts = [slot_renderings(n, d)[r] for n, d in slots]
+        e = heads._embed(texts)
+        v = np.stack([e[t] for t in texts]).astype(np.float64)
+        parts.append(mlp_logits(heads.slot_mlp, pair_features(u, v))[:, 0])
+    assert slot_renderings("car_type", "") == ["car type", "car type", "car type"]
+    want = sum(w * z for w, z in zip(SLOT_RENDERING_WEIGHTS, parts))
+    assert np.allclose(heads.pair_scores(sent, slots), want, atol=1e-9)
+    assert not np.allclose(parts[0], parts[1])  # the renderings do differ
+    assert "destination?" in request_units("What is your departure city and destination?")  # SGD dev

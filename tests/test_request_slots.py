@@ -179,7 +179,10 @@ def test_request_units_keep_the_sentence_first_then_its_parts():
     from sage_core.evaluator.text.heads import request_units
     assert request_units("Sure. How many tickets did you need.") == ["How many tickets did you need?"]
     assert request_units("Where and when are you leaving?") == [
-        "Where and when are you leaving?", "when are you leaving?", "Where are you leaving?"]
+        "Where and when are you leaving?", "Where?", "when are you leaving?", "Where are you leaving?"]
+    # a one-word part asks too (SGD dev)
+    assert request_units("Departure date and destination?") == [
+        "Departure date and destination?", "Departure date?", "destination?"]
     # a reply with a real question: its statements are units as they stand (not made questions); the act head
     # decides whether one asks
     assert request_units("What a trip. Where to?") == ["What a trip.", "Where to?"]

@@ -33,9 +33,9 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.answer_types import answer_fit
-from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, mlp_logits, pair_features, question_sentences,
-                                           rank_features, request_slots, request_units, schema_slots, sigmoid,
-                                           slot_rank_features, slot_text)
+from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, mlp_logits, pair_features,
+                                           question_sentences, rank_features, request_slots, request_units,
+                                           schema_slots, sigmoid, slot_rank_features, slot_renderings, slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -241,7 +241,7 @@ def mention_strings(rows) -> list[str]:
     out = {u for u, _, _ in rows}
     for _, slots, _ in rows:
         for n, d in slots:
-            out.update(_renderings(n, d))
+            out.update(slot_renderings(n, d))
     return sorted(out)
 
 
@@ -273,23 +273,22 @@ def collect_user_questions(folder: Path, n: int, seed: int) -> list[tuple[str, i
     return sorted(out[:n])
 
 
-def _renderings(name: str, desc: str) -> list[str]:
-    return [slot_text(name, desc), slot_text("", desc) if desc else slot_text(name, ""), slot_text(name, "")]
-
-
 def _slot_texts(slots, rng: random.Random, augment: bool) -> list[str]:
     """How each (name, description) is put to the encoder in training: as at inference, or (``augment``) varied
     between name + description, description only and name only (6 : 2 : 2) so reworded schemas are not new."""
-    return [_renderings(n, d)[rng.choices((0, 1, 2), weights=(6, 2, 2))[0]] if augment else slot_text(n, d)
-            for n, d in slots]
+    return [slot_renderings(n, d)[rng.choices((0, 1, 2), weights=SLOT_RENDERING_WEIGHTS)[0]] if augment
+            else slot_text(n, d) for n, d in slots]
 
 
-def pair_matrix(split: Split, emb: dict, seed: int, augment: bool):
-    """Pair features, labels and group ids for the slot head."""
+def pair_matrix(split: Split, emb: dict, seed: int, augment: bool, rendering: Optional[int] = None):
+    """Pair features, labels and group ids for the slot head; ``rendering``: every slot in that one of
+    ``slot_renderings`` (instead of ``_slot_texts``)."""
     rng = random.Random(seed)
     X, groups = [], []
     for g, sent, slots, _ in split.sentences:
-        v = np.stack([emb[t] for t in _slot_texts(slots, rng, augment)])
+        texts = _slot_texts(slots, rng, augment) if rendering is None else \
+            [slot_renderings(n, d)[rendering] for n, d in slots]
+        v = np.stack([emb[t] for t in texts])
         X.append(pair_features(emb[sent], v))
         groups.extend((g, n) for n, _ in slots)
     return np.concatenate(X).astype(np.float64), pair_labels(split), groups
@@ -342,7 +341,7 @@ def _strings(split: Split) -> list[str]:
     s = {t for t, _ in split.replies} | {sent for _, sent, _, _ in split.sentences}
     for _, _, slots, _ in split.sentences:
         for n, d in slots:
-            s.update(_renderings(n, d))
+            s.update(slot_renderings(n, d))
     return sorted(s)
 
 
@@ -361,15 +360,18 @@ def _mlp(X, Y, alpha: float, hidden: int, iters: int):
 
 
 def _pair_mlp_with_oof(X, y, groups, alpha: float, hidden: int, iters: int,
-                       after_fold: Callable[[int], None] = lambda f: None, fit_all: bool = True):
+                       after_fold: Callable[[int], None] = lambda f: None, fit_all: bool = True, views=None):
     """A pair MLP's 2-fold out-of-fold scores on its own training data (folds by ``groups`` parity, so no group is
     split; the listwise stage is fitted on them) and the MLP fitted on all of it (None unless ``fit_all``):
-    (z_oof, params)."""
+    (z_oof, params). ``views``: (weight, matrix) pairs with the same rows as ``X`` (the slots rendered otherwise);
+    the out-of-fold score is then the weighted sum of each fold model's scores on them, as at inference."""
     folds = np.asarray([g % 2 for g in groups])
     z_oof = np.zeros(len(y))
     for f in (0, 1):
         pf = _mlp_params(_mlp(X[folds != f], y[folds != f], alpha, hidden, iters))
-        z_oof[folds == f] = mlp_logits(pf, X[folds == f])[:, 0]
+        rows = folds == f
+        z_oof[rows] = mlp_logits(pf, X[rows])[:, 0] if views is None else \
+            sum(w * mlp_logits(pf, V[rows])[:, 0] for w, V in views)
         after_fold(f)
     return z_oof, (_mlp_params(_mlp(X, y, alpha, hidden, iters)) if fit_all else None)
 
@@ -500,16 +502,22 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     train = assign_requests(train, z_first)
     ys = pair_labels(train)  # the pairs, and so Xs, are unchanged: only labels moved
     log(f"slot head labels assigned to one question each ({time.perf_counter() - t0:.1f} s)")
-    Xsd, ysd, gd = pair_matrix(dev, emb, SEED, augment=False)
+    _, ysd, gd = pair_matrix(dev, emb, SEED, augment=False)
+    # scored as at inference: the mean over the slot's renderings (``Heads.pair_scores``)
+    views = [(w, pair_matrix(train, emb, SEED, augment=False, rendering=r)[0])
+             for r, w in enumerate(SLOT_RENDERING_WEIGHTS)]
     z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
-                                            lambda f: log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)"))
+                                            lambda f: log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)"),
+                                            views=views)
+    del views
     zreq_train = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in train.sentences}
     zreq_dev = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in dev.sentences}
     R = slot_rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)],
                            _answers(train))
     from sklearn.linear_model import LogisticRegression
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
-    zd = mlp_logits(slot_params, Xsd)[:, 0]
+    zd = sum(w * mlp_logits(slot_params, pair_matrix(dev, emb, SEED, augment=False, rendering=r)[0])[:, 0]
+             for r, w in enumerate(SLOT_RENDERING_WEIGHTS))
     sd = slot_rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)], _answers(dev)) \
         @ rank.coef_[0] + rank.intercept_[0]
     sa, sb = _platt(sd, ysd)
@@ -540,7 +548,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
         "format": FORMAT,
         "encoder": "all-MiniLM-L6-v2 (frozen, mean-pooled, L2-normalised)",
         "acts": {"names": ACTS, "mlp": {k: _r(v) for k, v in act_params.items()}, "platt": _r(P), "threshold": T},
-        "slots": {"features": "u*v, |u-v|, cos(u, v); u = sentence, v = slot_text(name, description)",
+        "slots": {"features": "u*v, |u-v|, cos(u, v); u = sentence, v = each of slot_renderings(name, description), "
+                              "pair logits averaged with SLOT_RENDERING_WEIGHTS",
                   "mlp": {k: _r(v) for k, v in slot_params.items()},
                   "rank": {"features": RANK_FEATURES, "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
                   "platt": _r((sa, sb)), "threshold": st},
