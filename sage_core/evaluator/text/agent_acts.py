@@ -364,8 +364,7 @@ def proposal_requests(turn: Turn, spec: WorkflowSpec, heads: Optional["Heads"] =
         if len(dates) + len(times) != 1 and not _alternatives(sent, dates, times):
             continue
         if heads is not None:
-            probs = heads.act_probs(sent.strip())
-            if any(probs.get(a, 0.0) >= heads.act_threshold.get(a, 0.5) for a in _NOT_PROPOSING):
+            if _reads_as(heads, sent, _NOT_PROPOSING):
                 continue  # an offer of an item ("the bus that leaves at 7:40 am?"), an offer to book, "anything else?"
         kind, span = ("DATE", dates[0][1]) if dates else ("TIME", times[0][1])
         open_slots = [(n, spec.slots[n].description) for n in sorted(spec.slots)
@@ -399,13 +398,24 @@ def _names_word(word: str, first: bool) -> bool:
     return any(ch.isdigit() for ch in w) or (not first and w[:1].isupper() and w.lower() not in _NOT_NAME)
 
 
-def _context_name(sent: str, history: list[str]) -> Optional[Span]:
+def _reads_as(heads: "Heads", text: str, acts: tuple[str, ...]) -> bool:
+    """The act head reads ``text`` as one of ``acts``, each at its own threshold."""
+    probs = heads.act_probs(text.strip())
+    return any(probs.get(a, 0.0) >= heads.act_threshold.get(a, 0.5) for a in acts)
+
+
+def _phrase(words: list[str]) -> str:
+    """Words as ``_context_name`` compares them: lower case, no final period, space-delimited at both ends."""
+    return " " + " ".join(w.lower().rstrip(".") for w in words) + " "
+
+
+def _context_name(sent: str, seen: list[str]) -> Optional[Span]:
     """The longest run of words of ``sent`` that an earlier utterance of the dialogue also says, beginning and ending
     with a word that marks a name (``_names_word``) and holding a capitalised one: a name or an address the dialogue
-    has seen ("175 Sutter Street", "Zuni Cafe", "Sacramento"); None when there is none."""
+    has seen ("175 Sutter Street", "Zuni Cafe", "Sacramento"); None when there is none. ``seen``: the earlier
+    utterances as ``_phrase`` writes them."""
     words = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(sent)]
     marks = [_names_word(w, k == 0) for k, (w, _, _) in enumerate(words)]
-    seen = [" " + " ".join(w.lower().rstrip(".") for w in _WORD.findall(h)) + " " for h in history if h]
     best: Optional[tuple[int, int]] = None
     for i in range(len(words)):
         if not marks[i]:
@@ -416,7 +426,7 @@ def _context_name(sent: str, history: list[str]) -> Optional[Span]:
             if not marks[j - 1] or not any(marks[k] and not any(ch.isdigit() for ch in words[k][0])
                                            for k in range(i, j)):
                 continue
-            phrase = " " + " ".join(w.lower().rstrip(".") for w, _, _ in words[i:j]) + " "
+            phrase = _phrase([w for w, _, _ in words[i:j]])
             if any(phrase in h for h in seen):
                 best = (i, j)
                 break
@@ -429,32 +439,29 @@ def context_proposals(turn: Turn, spec: WorkflowSpec, heads: Optional["Heads"] =
     """(slot, span) for each yes/no question proposing a name or address the dialogue has seen but the state does not
     hold ("Do you want a shared ride to 175 Sutter Street?", "Are you picking it up in Las Vegas?"): the agent asks
     for the open free-text slot of the intent that value fills (an item found is offered, not asked for: the slots
-    outside the intent, and replies the act head reads as offering, propose nothing), picked by the slot head's pair score when several are open (without heads:
-    only when one is). The dates and times ``proposal_requests`` reads are left to it."""
+    outside the intent, and replies the act head reads as offering, propose nothing), picked by the slot head's pair
+    score when several are open (without heads: only when one is). The dates and times ``proposal_requests`` reads
+    are left to it."""
     known = {**turn.state_before, **turn.state_after}
-    history = [u.text for u in turn.history or []] + [turn.user or ""]
     open_slots = [(n, spec.slots[n].description) for n in sorted(spec.intent_slots)
                   if spec.requestable(n) and not str(known.get(n) or "").strip()
                   and spec.slots[n].value_type == "text" and not spec.slots[n].possible_values]
     out: list[tuple[str, Span]] = []
     if not open_slots:
         return out
-    if heads is not None:
-        whole = heads.act_probs(turn.agent or "")
-        if any(whole.get(a, 0.0) >= heads.act_threshold.get(a, 0.5) for a in _OFFERING):
-            return out  # a found item offered by name ("Would you be interested in China Paradise Restaurant?")
+    if heads is not None and _reads_as(heads, turn.agent or "", _OFFERING):
+        return out  # a found item offered by name ("Would you be interested in China Paradise Restaurant?")
+    seen = [_phrase(_WORD.findall(u)) for u in [x.text for x in turn.history or []] + [turn.user or ""] if u]
     for sent, off in run_on_sentences(turn.agent or ""):
         if not (sent.rstrip().endswith("?") or YESNO_START.search(sent)) or _WH_WORD.search(sent):
             continue
         if any(states_value(sent, v) for v in known.values()):
             continue
-        span = _context_name(sent, history)
+        span = _context_name(sent, seen)
         if span is None or list(iter_dates(sent[span[0]:span[1]])) or list(iter_times(sent[span[0]:span[1]])):
             continue
-        if heads is not None:
-            probs = heads.act_probs(sent.strip())
-            if any(probs.get(a, 0.0) >= heads.act_threshold.get(a, 0.5) for a in _NOT_PROPOSING):
-                continue
+        if heads is not None and _reads_as(heads, sent, _NOT_PROPOSING):
+            continue
         cands = open_slots
         if len(cands) > 1:
             if heads is None:

@@ -13,8 +13,9 @@ committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
 - slot head: each question sentence of a reply (the whole reply when none is a question) paired with every slot
   of its service; positive when the reply REQUESTs that slot and this question is the reply's best-scoring one for it
   (``assign_requests``, on the out-of-fold scores of a first fit). Slot renderings are varied in training
-  (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it.
-  Its listwise stage is fitted on out-of-fold pair scores with whole services held out (``service_folds``);
+  (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it,
+  and scored as their weighted mean (``rendering_views``, as ``Heads.pair_scores`` does). Its listwise stage is
+  fitted on out-of-fold pair scores with whole services held out (``service_folds``);
 - value-support head: u_t against each candidate value of a categorical slot s_t writes (``collect_values``);
 - slot-mention head: each user utterance paired with every slot of its service; positive when the user's annotated
   INFORM acts give the slot a value (any value, "dontcare" and yes / no included); slot renderings varied as above.
@@ -284,14 +285,28 @@ def pair_matrix(split: Split, emb: dict, seed: int, augment: bool, rendering: Op
     """Pair features, labels and group ids for the slot head; ``rendering``: every slot in that one of
     ``slot_renderings`` (instead of ``_slot_texts``)."""
     rng = random.Random(seed)
-    X, groups = [], []
+    X = []
     for g, sent, slots, _ in split.sentences:
         texts = _slot_texts(slots, rng, augment) if rendering is None else \
             [slot_renderings(n, d)[rendering] for n, d in slots]
-        v = np.stack([emb[t] for t in texts])
-        X.append(pair_features(emb[sent], v))
-        groups.extend((g, n) for n, _ in slots)
-    return np.concatenate(X).astype(np.float64), pair_labels(split), groups
+        X.append(pair_features(emb[sent], np.stack([emb[t] for t in texts])))
+    return np.concatenate(X).astype(np.float64), pair_labels(split), pair_groups(split)
+
+
+def pair_groups(split: Split) -> list[tuple[int, str]]:
+    """Per pair of ``pair_matrix``, (reply group, slot)."""
+    return [(g, n) for g, _, slots, _ in split.sentences for n, _ in slots]
+
+
+def rendering_views(split: Split, emb: dict) -> list[tuple[float, np.ndarray]]:
+    """(weight, pair features) for each of ``slot_renderings``, the weights ``Heads.pair_scores`` averages with."""
+    return [(w, pair_matrix(split, emb, SEED, augment=False, rendering=r)[0])
+            for r, w in enumerate(SLOT_RENDERING_WEIGHTS)]
+
+
+def averaged_logits(params: dict, views: list[tuple[float, np.ndarray]]) -> np.ndarray:
+    """The pair MLP's logits averaged over ``views`` (``rendering_views``), as ``Heads.pair_scores`` scores."""
+    return sum(w * mlp_logits(params, V)[:, 0] for w, V in views)
 
 
 def pair_labels(split: Split) -> np.ndarray:
@@ -371,7 +386,7 @@ def _pair_mlp_with_oof(X, y, groups, alpha: float, hidden: int, iters: int,
         pf = _mlp_params(_mlp(X[folds != f], y[folds != f], alpha, hidden, iters))
         rows = folds == f
         z_oof[rows] = mlp_logits(pf, X[rows])[:, 0] if views is None else \
-            sum(w * mlp_logits(pf, V[rows])[:, 0] for w, V in views)
+            averaged_logits(pf, [(w, V[rows]) for w, V in views])
         after_fold(f)
     return z_oof, (_mlp_params(_mlp(X, y, alpha, hidden, iters)) if fit_all else None)
 
@@ -497,15 +512,13 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     req_j = ACTS.index("REQUEST")
 
     # --- slot head: pair MLP, then a listwise logistic over the slots of the sentence -----------------------
-    Xs, ys, gs = pair_matrix(train, emb, SEED, augment=True)
+    Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True)
     z_first = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS, fit_all=False)[0]
     train = assign_requests(train, z_first)
     ys = pair_labels(train)  # the pairs, and so Xs, are unchanged: only labels moved
     log(f"slot head labels assigned to one question each ({time.perf_counter() - t0:.1f} s)")
-    _, ysd, gd = pair_matrix(dev, emb, SEED, augment=False)
     # scored as at inference: the mean over the slot's renderings (``Heads.pair_scores``)
-    views = [(w, pair_matrix(train, emb, SEED, augment=False, rendering=r)[0])
-             for r, w in enumerate(SLOT_RENDERING_WEIGHTS)]
+    views = rendering_views(train, emb)
     z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
                                             lambda f: log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)"),
                                             views=views)
@@ -516,8 +529,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                            _answers(train))
     from sklearn.linear_model import LogisticRegression
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
-    zd = sum(w * mlp_logits(slot_params, pair_matrix(dev, emb, SEED, augment=False, rendering=r)[0])[:, 0]
-             for r, w in enumerate(SLOT_RENDERING_WEIGHTS))
+    ysd, gd = pair_labels(dev), pair_groups(dev)
+    zd = averaged_logits(slot_params, rendering_views(dev, emb))
     sd = slot_rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)], _answers(dev)) \
         @ rank.coef_[0] + rank.intercept_[0]
     sa, sb = _platt(sd, ysd)
