@@ -373,10 +373,10 @@ def test_statements_without_a_question_are_not_read_as_requests(heads):
         assert heads.act_probs(reply)["REQUEST"] < heads.act_threshold["REQUEST"]
         assert set(heads.requested(reply, slots).values()) == {0.0}
         assert not [a for a in extract_agent_acts(_turn(reply, spec), spec, heads=heads) if a.act == "REQUEST"]
-    # known gap: the act head rarely reads an imperative without "?" as a request (SGD agents ask with "?"),
-    # so such requests come from the keyword shortcut
+    # an imperative without "?" is a request whatever the act head reads in it (SGD agents mostly ask with "?"):
+    # the slot head scores what it asks for (``is_directive_request``)
     acts = extract_agent_acts(_turn("Please tell me the name of the hotel.", spec), spec, heads=heads)
-    assert [(a.act, a.slot, a.source) for a in acts] == [("REQUEST", "hotel_name", "rule")]
+    assert [(a.act, a.slot, a.source) for a in acts] == [("REQUEST", "hotel_name", "head")]
 
 
 # --- value-support head ----------------------------------------------------------------------------------------------

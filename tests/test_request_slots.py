@@ -290,3 +290,54 @@ def test_both_questions_of_a_reply_without_marks_are_read(heads, reply, slots):
     t = Turn("d:1", "d", "Air_9:FindFlight", [], "I need a flight.", reply, {}, {}, None, None)
     asked = {a.slot for a in extract_agent_acts(t, _flight(), heads=heads) if a.act == "REQUEST"}
     assert slots <= asked
+
+
+@pytest.mark.parametrize("sentence,directive,obj", [
+    # SGD dev agent sentences put as directives or needs (the act head read the first as an intent offer)
+    ("Can you tell me to whom you want to send the money?", True, "to whom you want to send the money?"),
+    ("Please tell me the recipient.", True, "the recipient?"),
+    ("Sure, but first i'll need to know the location.", True, "the location?"),
+    ("Let me know your convenient time to eat, so that I can search according to you.", True,
+     "your convenient time to eat, so that I can search according to you?"),
+    # asking whether, for an approval or an opinion, for anything else, or for time: no directive request
+    ("Please tell me if you want to book it.", False, None),
+    ("Let me know if there is anything else I can do.", False, None),
+    ("Give me your okay on this: a visit to Almaden Garden Apartments on March 11th.", False, None),
+    ("Read this and tell me what you think: Dogman, Hackers and High Life.", False, None),
+    ("Great, give me one moment.", False, None),
+    ("Please confirm the following details.", False, None),
+    ("I found 3 cars you may like.", False, None),
+])
+def test_a_directive_or_a_need_asks_for_what_follows_it(sentence, directive, obj):
+    from sage_core.evaluator.text.sentences import directive_object, is_directive_request
+    assert is_directive_request(sentence) is directive
+    assert directive_object(sentence) == obj
+
+
+def test_request_units_add_what_a_directive_asks_for():
+    from sage_core.evaluator.text.heads import request_units
+    # a reply without a question: its directive sentence (not the whole reply) and its object are units
+    assert request_units("I can do that. Please provide the city to conduct the search in.") == [
+        "Please provide the city to conduct the search in.", "the city to conduct the search in?"]
+    assert request_units("Please tell me the recipient.") == ["Please tell me the recipient.", "the recipient?"]
+    assert request_units("Let me know if you need anything else.") == ["Let me know if you need anything else."]
+
+
+@pytest.mark.parametrize("reply,slot", [
+    # SGD dev replies none of whose slots were read: the act head read them as requests under its statement gate
+    # (0.82), as informing (INFORM 0.76) or as an intent offer (OFFER_INTENT 0.76)
+    ("Now please tell me how many tickets you'll be needing.", "seats"),
+    ("Please tell me the amount to be transferred.", "sum"),
+    ("Can you tell me to whom you want to send the money?", "payee"),
+])
+def test_a_directive_request_is_read_whatever_the_act_head_says_of_its_wrapper(heads, purse, reply, slot):
+    spec = _flight() if slot == "seats" else purse.get("Purse_4:MoveMoney")
+    t = Turn("d:1", "d", spec.id, [], "I need help.", reply, {}, {}, None, None)
+    asked = {a.slot for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"}
+    assert slot in asked
+
+
+def test_a_directive_asking_for_nothing_the_schema_holds_requests_nothing(heads, purse):
+    spec = purse.get("Purse_4:MoveMoney")
+    t = Turn("d:1", "d", spec.id, [], "Thanks.", "Let me know if you need anything else.", {}, {}, None, None)
+    assert not [a for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"]

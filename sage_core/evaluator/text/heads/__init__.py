@@ -43,7 +43,8 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
-from sage_core.evaluator.text.sentences import is_unmarked_question, marked_question, run_on_sentences
+from sage_core.evaluator.text.sentences import (directive_object, is_directive_request, is_unmarked_question,
+                                               marked_question, run_on_sentences)
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 FORMAT = "sage-heads/1"
@@ -179,19 +180,22 @@ def request_unit_groups(text: str) -> list[tuple[str, list[str]]]:
     """(sentence, its parts) for each sentence a request can sit in, each with its clauses and the single questions
     of a coordinated pair (``split_question_pairs``): in a reply with a question, every sentence in order (a statement
     counts only where the act head reads it as a request, ``Heads.asks_for_value``; dev, every 2nd turn: requested-slot
-    recall 0.875 -> 0.880, precision 0.953 -> 0.952); otherwise the questions written without their mark (given one),
-    else the whole reply (``question_sentences``)."""
+    recall 0.875 -> 0.880, precision 0.953 -> 0.952); otherwise the questions written without their mark (given one)
+    and the directive requests ("Please tell me the city.", ``is_directive_request``), else the whole reply
+    (``question_sentences``). A directive's object is a part of its own ("the city?", ``directive_object``)."""
     sents = question_sentences(text)
     if not any(s.rstrip().endswith("?") for s in sents):
-        unmarked = [marked_question(s) for s, _ in run_on_sentences(text) if is_unmarked_question(s)]
-        sents = unmarked or sents
+        asking = [marked_question(s) or s.strip() for s, _ in run_on_sentences(text)
+                  if is_unmarked_question(s) or is_directive_request(s)]
+        sents = asking or sents
     else:  # a request put as a statement beside a question: "Where to? I will also need to know when you leave."
         sents = [s.strip() for s, _ in _sentences(text) if len(s.strip()) > 1]
     out, seen = [], set()
     for sent in sents:
         parts = []
         for c in clauses(sent, REQUEST_PART_MIN_WORDS) + [sent]:
-            for u in ([c] if c != sent else []) + split_question_pairs(c):
+            obj = directive_object(c)
+            for u in ([c] if c != sent else []) + ([obj] if obj else []) + split_question_pairs(c):
                 if u not in seen and u != sent and len(u.split()) >= REQUEST_PART_MIN_WORDS:
                     seen.add(u)
                     parts.append(u)
@@ -526,7 +530,10 @@ class Heads:
         decides (at its own threshold) that it performs one of ``NON_REQUEST_QUESTION_ACTS`` more than REQUEST
         (an intent offer "Do you want to book a room?", a restating confirmation "So a shared ride for 2?"); a
         sentence without a question mark must read as REQUEST above every other act and at
-        ``STATEMENT_REQUEST_MIN`` ("There is a 21 percent chance of rain." informs)."""
+        ``STATEMENT_REQUEST_MIN`` ("There is a 21 percent chance of rain." informs). A directive or a need ("Please
+        tell me the recipient.", ``is_directive_request``) asks whatever the act head reads in its wrapper."""
+        if is_directive_request(sentence):
+            return True
         probs = self.act_probs(sentence)
         req = probs.get("REQUEST", 0.0)
         if sentence.rstrip().endswith("?"):
@@ -571,7 +578,8 @@ class Heads:
     def _asking_units(self, text: str) -> list[str]:
         """The request units (``request_units``) the slot head scores: none when the reply has no question and
         does not read as a request; else those that ``asks_for_value``."""
-        asks = any(s.rstrip().endswith("?") or is_unmarked_question(s) for s, _ in run_on_sentences(text))
+        asks = any(s.rstrip().endswith("?") or is_unmarked_question(s) or is_directive_request(s)
+                   for s, _ in run_on_sentences(text))
         if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
             return []
         out: list[str] = []
