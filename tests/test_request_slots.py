@@ -341,3 +341,24 @@ def test_a_directive_asking_for_nothing_the_schema_holds_requests_nothing(heads,
     spec = purse.get("Purse_4:MoveMoney")
     t = Turn("d:1", "d", spec.id, [], "Thanks.", "Let me know if you need anything else.", {}, {}, None, None)
     assert not [a for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"]
+
+
+@pytest.mark.parametrize("reply", [
+    # SGD dev: the act head read each as an intent offer ("Do you want to send money?"; OFFER_INTENT 0.63 - 0.72)
+    "To whom you want to transfer this money?",
+    "Who do you want to give the money to?",
+])
+def test_a_wh_question_is_never_vetoed_as_an_intent_offer(heads, purse, reply):
+    from sage_core.evaluator.text.sentences import opens_with_wh
+    assert opens_with_wh(reply)
+    assert heads.asks_for_value(reply)
+    spec = purse.get("Purse_4:MoveMoney")
+    t = Turn("d:1", "d", spec.id, [], "I want to send money.", reply, {}, {}, None, None)
+    assert "payee" in {a.slot for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"}
+
+
+@pytest.mark.parametrize("sentence", ["How about Zuni Cafe?", "What else can I do for you?",
+                                      "Do you want to send money?", "Is there anything else?"])
+def test_offers_and_yes_no_questions_do_not_open_with_an_asking_wh_word(sentence):
+    from sage_core.evaluator.text.sentences import opens_with_wh
+    assert not opens_with_wh(sentence)

@@ -113,6 +113,19 @@ def directive_object(sentence: str) -> Optional[str]:
     return obj + "?" if obj else None
 
 
+# a question opening with a wh-word (after interjections and a preposition: "To whom do you want to send the
+# money?") asks for a value: it cannot be a yes/no intent offer or confirmation, whatever its words share with one
+# ("... do you want to send the money" read as "Do you want to send money?"); "How about ...?" / "What about ...?"
+# offer and "What else ...?" asks for more
+WH_OPENING = re.compile(_LEAD + r"(?:(?:to|from|for|with|at|on|in|by)\s+)?(?:who|whom|whose|what|which|where|when|how)\b"
+                        r"(?!\s+(?:about|else)\b)", re.I)
+
+
+def opens_with_wh(sentence: str) -> bool:
+    """The sentence opens with a wh-word that asks (``WH_OPENING``)."""
+    return bool(WH_OPENING.match(sentence))
+
+
 def is_unmarked_question(sentence: str) -> bool:
     """A question written without a question mark (``UNMARKED_QUESTION``)."""
     s = sentence.strip()
