@@ -15,7 +15,11 @@ contract) and for the same slice with ``user_values``/``agent_acts`` stripped
 (text-only: the compiler must extract the evidence), each seed's F1 and
 per-class recall and their mean ± sd (sample sd, ddof=1) over the seeds, then the
 calibration of turn confidence over all seeds' turns (ECE, reliability bins;
-``--plot-dir`` writes the reliability plots) and warm ms/turn.
+``--plot-dir`` writes the reliability plots) and warm ms/turn. With ``--sgdx-dir``
+it also re-runs every seed's text-only slice remapped to each SGD-X variant schema
+and prints each variant's F1 over the seeds and the spread across variants (the
+report's SGD-X section does the same for one slice, where one turn moves F1 by ~0.4
+points).
 """
 from __future__ import annotations
 
@@ -83,7 +87,7 @@ def _msd(xs) -> str:
     return f"{np.mean(xs):.3f} ± {sd:.3f}"
 
 
-def multi_seed(turns, registry, seeds, args) -> int:
+def multi_seed(turns, registry, seeds, args, variants=()) -> int:
     """One slice per seed; annotated and text-only figures per seed, then mean ± sd."""
     from sage_core import CascadeConfig, Evaluator
     ev = Evaluator(registry, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
@@ -137,7 +141,45 @@ def multi_seed(turns, registry, seeds, args) -> int:
             print(f"  wrote {p}")
     print("warm ms/turn (second pass of one evaluator, mean over seeds): "
           + ", ".join(f"{k} {np.mean(v):.2f}" for k, v in timing.items()))
+    if variants:
+        sgdx_over_seeds(turns, registry, seeds, args, variants, [r["f1"] for r in res["text-only"]])
     return 0
+
+
+def sgdx_schemas(sgdx_dir: str, registry) -> list[tuple[str, object, dict]]:
+    """(variant name, its registry, slot map from the original schema) per SGD-X variant; read before any evaluation
+    so that a missing folder or a schema of other services fails first."""
+    from sage_core.corpora.schemas import load_schema
+    from sage_core.corpora.sgd.loader import sgdx_slot_map
+    from sage_core.science.report.compute import sgdx_variants
+    out = []
+    for path in sgdx_variants(sgdx_dir):
+        vreg = load_schema(path)
+        out.append((path.parent.name, vreg, sgdx_slot_map(registry, vreg)))
+    return out
+
+
+def sgdx_over_seeds(turns, registry, seeds, args, variants, original_f1: list) -> None:
+    """Text-only F1 of every seed's slice remapped to each SGD-X variant (``sgdx_schemas``): per variant mean ± sd
+    over the seeds, and the spread across variants (population sd, as the report's SGD-X section) of the
+    per-variant means and of each seed's five figures."""
+    from sage_core import CascadeConfig, Evaluator
+    from sage_core.corpora.sgd.loader import remap_turns
+    slices = [build_slice(turns, registry, n=args.n, rate=0.5, seed=seed, classes=args.classes.split(","),
+                          injection=args.injection)[0] for seed in seeds]
+    f1: dict[str, list[float]] = {}
+    for name, vreg, smap in variants:
+        ev = Evaluator(vreg, CascadeConfig.named("sage-core", s2_backend=args.s2_backend))
+        f1[name] = [score(ts, ev.evaluate(ts))["f1"] for ts in (strip(remap_turns(sl, smap, vreg)) for sl in slices)]
+    print(f"\nSGD-X, text-only, the same {len(seeds)} slices remapped to each variant schema:")
+    print(f"  original  F1 {_msd(original_f1)}")
+    for name, xs in f1.items():
+        print(f"  {name:<9} F1 {_msd(xs)}  (seeds: {', '.join(f'{x:.3f}' for x in xs)})")
+    means = np.array([np.mean(xs) for xs in f1.values()])
+    per_seed = np.array(list(f1.values())).std(axis=0, ddof=0)
+    print(f"  variants: mean F1 {means.mean():.3f}; σ across variants of the per-variant means {means.std(ddof=0):.3f}; "
+          f"σ across variants within one slice {per_seed.mean():.3f} on average "
+          f"(per seed {', '.join(f'{x:.3f}' for x in per_seed)})")
 
 
 def main(argv=None) -> int:
@@ -152,6 +194,9 @@ def main(argv=None) -> int:
     ap.add_argument("--injection", default="natural", choices=["natural", "template"],
                     help="natural (real replies/values from other dialogues; default) or template (the paper's)")
     ap.add_argument("--plot-dir", default=None, help="write reliability plots here (multi-seed mode)")
+    ap.add_argument("--sgdx-dir", default=None,
+                    help="folder with SGD-X v1..v5/schema.json: text-only F1 per variant over the seeds (multi-seed "
+                         "mode)")
     ap.add_argument("--s2-backend", default="offline")
     ap.add_argument("--show-errors", action="store_true")
     ap.add_argument("--strip-annotations", action="store_true",
@@ -168,7 +213,8 @@ def main(argv=None) -> int:
     try:
         if args.seeds:
             seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
-            return multi_seed(turns, registry, seeds, args)
+            return multi_seed(turns, registry, seeds, args,
+                              sgdx_schemas(args.sgdx_dir, registry) if args.sgdx_dir else ())
         sl, summary = build_slice(turns, registry, n=args.n, rate=0.5, seed=args.seed,
                                   classes=args.classes.split(","), injection=args.injection)
     except SageInputError as e:  # e.g. --n beyond the caps of a smaller split
