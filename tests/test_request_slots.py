@@ -297,6 +297,7 @@ def test_both_questions_of_a_reply_without_marks_are_read(heads, reply, slots):
     ("Can you tell me to whom you want to send the money?", True, "to whom you want to send the money?"),
     ("Please tell me the recipient.", True, "the recipient?"),
     ("Sure, but first i'll need to know the location.", True, "the location?"),
+    ("Okay, please tell me the city you are leaving from.", True, "the city you are leaving from?"),
     ("Let me know your convenient time to eat, so that I can search according to you.", True,
      "your convenient time to eat, so that I can search according to you?"),
     # asking whether, for an approval or an opinion, for anything else, or for time: no directive request
