@@ -93,10 +93,16 @@ _NOT_DIRECTIVE = re.compile(r"\b(?:else|confirm\w*|(?:your|an?|the)\s+ok(?:ay)?|
                             r"details?|green light|more help|any help)\b", re.I)
 
 
+def _directive(sentence: str) -> Optional[re.Match]:
+    """The wrapper of a directive request (``DIRECTIVE_REQUEST``) that asks for a value, not whether (``IF_CLAUSE``),
+    nor for an approval, an opinion, more of anything or a moment (``_NOT_DIRECTIVE``)."""
+    m = DIRECTIVE_REQUEST.search(sentence)
+    return m if m and not IF_CLAUSE.search(sentence) and not _NOT_DIRECTIVE.search(sentence) else None
+
+
 def is_directive_request(sentence: str) -> bool:
-    """The sentence asks for a value as a directive or a need (``DIRECTIVE_REQUEST``), not whether (``IF_CLAUSE``)."""
-    return bool(DIRECTIVE_REQUEST.search(sentence)) and not IF_CLAUSE.search(sentence) \
-        and not _NOT_DIRECTIVE.search(sentence)
+    """The sentence asks for a value as a directive or a need (``_directive``)."""
+    return _directive(sentence) is not None
 
 
 _OBJECT_LEAD = re.compile(r"^[\s,:]*(?:(?:please|about|first|now|again)\b[\s,]*)*", re.I)
@@ -106,9 +112,9 @@ def directive_object(sentence: str) -> Optional[str]:
     """What a directive request asks for, as a question: "Please tell me the number of bedrooms you need." -> "the
     number of bedrooms you need?" (the wrapper read as an intent offer or a statement, and diluting the slot in the
     sentence's embedding); None when the sentence is no directive or asks for nothing after it."""
-    if not is_directive_request(sentence):
+    m = _directive(sentence)
+    if m is None:
         return None
-    m = DIRECTIVE_REQUEST.search(sentence)
     obj = _OBJECT_LEAD.sub("", sentence[m.end():]).strip().rstrip(".!?, ").strip()
     return obj + "?" if obj else None
 
