@@ -132,6 +132,12 @@ def opens_with_wh(sentence: str) -> bool:
     return bool(WH_OPENING.match(sentence))
 
 
+def asks_without_mark(sentence: str) -> bool:
+    """The sentence asks though it has no question mark: a question written without it (``is_unmarked_question``) or
+    a directive request (``is_directive_request``)."""
+    return is_unmarked_question(sentence) or is_directive_request(sentence)
+
+
 def is_unmarked_question(sentence: str) -> bool:
     """A question written without a question mark (``UNMARKED_QUESTION``)."""
     s = sentence.strip()

@@ -43,7 +43,7 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
-from sage_core.evaluator.text.sentences import (directive_object, is_directive_request, is_unmarked_question,
+from sage_core.evaluator.text.sentences import (asks_without_mark, directive_object, is_directive_request,
                                                marked_question, opens_with_wh, run_on_sentences)
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
@@ -193,8 +193,7 @@ def request_unit_groups(text: str) -> list[tuple[str, list[str]]]:
     (``question_sentences``). A directive's object is a part of its own ("the city?", ``directive_object``)."""
     sents = question_sentences(text)
     if not any(s.rstrip().endswith("?") for s in sents):
-        asking = [marked_question(s) or s.strip() for s, _ in run_on_sentences(text)
-                  if is_unmarked_question(s) or is_directive_request(s)]
+        asking = [marked_question(s) or s.strip() for s, _ in run_on_sentences(text) if asks_without_mark(s)]
         sents = asking or sents
     else:  # a request put as a statement beside a question: "Where to? I will also need to know when you leave."
         sents = [s.strip() for s, _ in _sentences(text) if len(s.strip()) > 1]
@@ -317,6 +316,11 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
 
 
+def _memo():
+    """A per-``Heads`` bounded memo (``MEMO_MAX`` entries), not a constructor field."""
+    return field(default_factory=lambda: LruDict(MEMO_MAX), init=False, repr=False, compare=False)
+
+
 @dataclass
 class Heads:
     """The loaded artifact; ``embed`` maps strings to normalised encoder vectors (MiniLM by default)."""
@@ -350,12 +354,14 @@ class Heads:
     informs_platt: tuple = (1.0, 0.0)
     informs_threshold: float = 0.0
     # per-process memos (bounded LRU): the slot matrix of each schema, the act logits of recent texts (a reply is
-    # scored by act_probs, again by requested() when it has no "?", and as its own question sentence), and the slot
-    # probabilities of recent request units (requested(), kind_matched() and legal_rival() score the same units of a
-    # reply). Same inputs, same float64 products: the memos change no number.
-    _slot_v: "LruDict[np.ndarray]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
-    _logits: "LruDict[np.ndarray]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
-    _unit_p: "LruDict[dict]" = field(default_factory=lambda: LruDict(MEMO_MAX), repr=False, compare=False)
+    # scored by act_probs, again by requested() when it has no "?", and as its own question sentence), the asking
+    # units of recent replies and the slot probabilities of recent request units (requested(), kind_matched() and
+    # legal_rival() score the same units of a reply). Same inputs, same float64 products: the memos change no number.
+    # Not constructor fields, so ``dataclasses.replace`` (other thresholds, other weights) starts empty memos.
+    _slot_v: "LruDict[np.ndarray]" = _memo()
+    _logits: "LruDict[np.ndarray]" = _memo()
+    _units: "LruDict[tuple]" = _memo()
+    _unit_p: "LruDict[dict]" = _memo()
 
     # --- encoder --------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -587,8 +593,13 @@ class Heads:
     def _asking_units(self, text: str) -> list[str]:
         """The request units (``request_units``) the slot head scores: none when the reply has no question and
         does not read as a request; else those that ``asks_for_value``."""
-        asks = any(s.rstrip().endswith("?") or is_unmarked_question(s) or is_directive_request(s)
-                   for s, _ in run_on_sentences(text))
+        units = self._units.get(text)
+        if units is None:
+            units = self._units.put(text, tuple(self._find_asking_units(text)))
+        return list(units)
+
+    def _find_asking_units(self, text: str) -> list[str]:
+        asks = any(s.rstrip().endswith("?") or asks_without_mark(s) for s, _ in run_on_sentences(text))
         if not asks and self.act_probs(text).get("REQUEST", 0.0) < self.act_threshold.get("REQUEST", 0.5):
             return []
         out: list[str] = []
