@@ -78,6 +78,29 @@ def test_act_head_finds_successes_no_lexicon_lists(heads, reply):
     assert all(a.source == "head" and 0.5 <= a.confidence < 1.0 for a in acts)
 
 
+# success said without a booking verb (SGD dev replies): the act head reads unseen domains' notices weakly, the
+# success cue of ``lexicon.CONFIRM_CUES`` (read off train) stands beside it; "not successful" and "is through" are not
+CUE_SUCCESS_DEV = ["Your new alarm is added to your clock successfully and you will be reminded of at that time.",
+                   "Your transfer is complete and he will get the money in 1 business day.",
+                   "Transfer successful. It will take 3 business days."]
+CUE_NOT_SUCCESS = ["Sorry, the reservation was not successful. Should I try 6 pm instead?",
+                   "The flight is through Delta Airlines and leaves at 7:50 am.",
+                   "Your transfer was unsuccessful."]
+
+
+@pytest.mark.parametrize("reply", CUE_SUCCESS_DEV)
+def test_success_without_a_booking_verb_is_a_success(heads, reply):
+    acts = extract_agent_acts(_turn(reply, BANK), BANK, heads=heads)
+    assert [a.act for a in acts if a.act in ("CONFIRM", "NOTIFY_SUCCESS")] == ["NOTIFY_SUCCESS"]
+    assert confirmation_cue(reply)[0] == "NOTIFY_SUCCESS"
+
+
+@pytest.mark.parametrize("reply", CUE_NOT_SUCCESS)
+def test_failed_or_offered_is_not_a_success_cue(reply):
+    cue = confirmation_cue(reply)
+    assert cue is None or cue[0] != "NOTIFY_SUCCESS"
+
+
 def test_act_head_separates_requests_offers_and_goodbyes(heads):
     assert heads.act_probs("When are you checking in?")["REQUEST"] > 0.5
     offer = heads.act_probs("How about the 4 pm show of Joker at AMC Mercado?")

@@ -193,3 +193,24 @@ def test_float32_encoder_does_not_depend_on_batch_companions_or_threads(minilm):
     assert np.array_equal(together[:40], alone)
     assert np.array_equal(together[sub], mixed)
     assert np.array_equal(together, two)
+
+
+def test_extracted_value_inside_a_name_the_state_holds_is_not_ignored(ev):
+    """'pricey' read as the price range out of "The Pricey Pig", a restaurant name u_t says and s_t holds (a text slot,
+    the price range categorical): the extraction gave a word of the name a slot of its own; an annotated 'pricey', or
+    a name u_t does not say, still is ignored."""
+    user = "Can you book The Pricey Pig for me?"
+    after = {"location": "San Jose", "restaurant_name": "The Pricey Pig"}
+    extracted = make_turn(user, "For what time?", {"location": "San Jose"}, after,
+                          [UserValue("price_range", "pricey", (17, 23), 0.8)], [AgentAct("REQUEST", "time")])
+    _, f = finals(ev, extracted)
+    tr = f[("IUV", "price_range")]
+    assert tr.final.decision == Decision.FALSE and "part of s_t[restaurant_name]" in tr.final.rationale
+    annotated = make_turn(user, "For what time?", {"location": "San Jose"}, after,
+                          [UserValue("price_range", "pricey", (17, 23))], [AgentAct("REQUEST", "time")])
+    _, f = finals(ev, annotated)
+    assert f[("IUV", "price_range")].final.decision == Decision.TRUE
+    unsaid = make_turn("Somewhere pricey, please.", "For what time?", {"location": "San Jose"}, after,
+                       [UserValue("price_range", "pricey", (10, 16), 0.8)], [AgentAct("REQUEST", "time")])
+    _, f = finals(ev, unsaid)
+    assert f[("IUV", "price_range")].final.decision == Decision.TRUE

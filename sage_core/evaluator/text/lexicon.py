@@ -56,6 +56,14 @@ CONFIRM_CUES = [  # (regex, act, confidence); protocol audit as NAME_HINTS
     # booking notices that hand over a reference: "your reference number is [value_reference]", "reference number is : ..."
     (r"\breference (?:number|code|no\.?)\s*(?:is\b|:)|\bbooking (?:was|is|has been) (?:successful|complete|completed|"
      r"confirmed|made)\b", "NOTIFY_SUCCESS", 0.85),
+    # success said of any action, without a booking verb: "Transfer successful.", "Your new alarm is added to your
+    # clock successfully", "Your transfer is complete", "It went through". Read off the train split, every agent reply:
+    # 'successful(ly)' fires 348 times, 5 wrong, all 'not successful' (hence the guard: 343 of 343); 'is / has been
+    # complete, done, processed, ...' 96, 5 wrong; 'all set' 26, 2 wrong (both confirmations). On dev, among replies
+    # neither the act head nor another cue reads as a commitment, it adds 37, all annotated as one. "is through" is
+    # left out ("the flight is through Delta": an offer)
+    (r"(?<!not )(?<!n't )\bsuccessful(?:ly)?\b|\b(?:is|was|are|were|has been|have been) (?:now |all )?(?:complete|"
+     r"completed|done|processed|finished|finalized)\b|\b(?:went|gone) through\b|\ball set\b", "NOTIFY_SUCCESS", 0.85),
 ]
 CONFIRM_PATTERNS = [(re.compile(p, re.I), a, c) for p, a, c in CONFIRM_CUES]
 NEGATION = re.compile(r"\b(no|not|don't|dont|doesn't|doesnt|without|never|nope|isn't|isnt|aren't|arent|won't|wont|"

@@ -195,6 +195,10 @@ class GroundingBackend:
             if other:
                 return decide(M_MISATTRIBUTED, self.tau, f"s_t holds {value!r} under {other[0]}: the extraction, not the "
                                              "tracker, picked the slot")
+            inside = _inside_other_value(slot, value, ctx)
+            if inside:
+                return decide(M_MISATTRIBUTED, self.tau, f"{value!r} is part of s_t[{inside}], a name u_t says: the "
+                                             "extraction, not the user, gave it a slot of its own")
         if ctx.diff.writes(slot) and held.strip() and find_in_text(held, ctx.turn.user, vt):
             return decide(M_RECORDED_EXTRACTED if conf < 1.0 else M_RECORDED_ANNOTATED, self.tau,
                           f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
@@ -486,6 +490,20 @@ def _content(text: str) -> list[str]:
 def _contained(a: str, b: str) -> bool:
     ta, tb = set(_content(a)), set(_content(b))
     return bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
+
+
+def _inside_other_value(slot: str, value: str, ctx: TurnContext) -> Optional[str]:
+    """The other slot whose s_t value u_t says and whose content words strictly contain the extracted ``value``'s,
+    of any value type: "the Outlaw Music Festival" names an event, it does not set the category to Music. Read off
+    the train split's clean turns (IUV flags: "Star City Music Festival" -> event_type = Music)."""
+    words = set(_content(value))
+    if not words:
+        return None
+    for s, v in sorted(ctx.turn.state_after.items()):
+        if s != slot and s in ctx.spec.slots and v and words < set(_content(v)) \
+                and find_in_text(v, ctx.turn.user, ctx.spec.slots[s].value_type):
+            return s
+    return None
 
 
 def _context(ctx: TurnContext) -> list[tuple[str, int, str]]:
