@@ -57,6 +57,27 @@ HOTEL_RENAMED = _spec("Lodging_2:BookStay", {
 }, ["property", "arrival_day", "nights", "where"])
 
 
+# wh-questions of a service without train dialogues (SGD dev, a bank): the act head reads them as statements (REQUEST
+# p 0.01-0.4), which pulled the slot they ask for under the threshold; the listwise stage floors a wh-question's
+# REQUEST logit (``request_logit``)
+WH_UNSEEN_DEV = [("What is the name of your contact that you wish to send the money to?", "recipient_name"),
+                 ("Which account should I use?", "account_type")]
+
+
+@pytest.mark.parametrize("reply,slot", WH_UNSEEN_DEV)
+def test_wh_question_of_a_new_service_is_read_as_its_request(heads, reply, slot):
+    acts = extract_agent_acts(_turn(reply, BANK), BANK, heads=heads)
+    assert slot in {a.slot for a in acts if a.act == "REQUEST"}
+
+
+def test_request_logit_floors_wh_questions_only():
+    from sage_core.evaluator.text.heads import WH_REQUEST_LOGIT_FLOOR, request_logit
+    assert request_logit("Which account should I use?", -3.0) == WH_REQUEST_LOGIT_FLOOR
+    assert request_logit("Which account should I use?", 5.0) == 5.0
+    assert request_logit("How about the savings account?", -3.0) == -3.0  # an offer, not a wh-question that asks
+    assert request_logit("Please tell me the account.", -3.0) == -3.0
+
+
 def _turn(agent: str, spec: WorkflowSpec, before=None, after=None, acts=None, user="ok") -> Turn:
     return Turn("d:1", "d", spec.id, [], user, agent, dict(before or {}), dict(after or {}),
                 None if acts is None else [], acts)

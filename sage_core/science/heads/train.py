@@ -35,8 +35,9 @@ import numpy as np
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.answer_types import answer_fit
 from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, mlp_logits, pair_features,
-                                           question_sentences, rank_features, request_slots, request_units,
-                                           schema_slots, sigmoid, slot_rank_features, slot_renderings, slot_text)
+                                           question_sentences, rank_features, request_logit, request_slots,
+                                           request_units, schema_slots, sigmoid, slot_rank_features, slot_renderings,
+                                           slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -523,8 +524,10 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                                             lambda f: log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)"),
                                             views=views)
     del views
-    zreq_train = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in train.sentences}
-    zreq_dev = {sent: float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]) for _, sent, _, _ in dev.sentences}
+    zreq_train = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
+                  for _, sent, _, _ in train.sentences}
+    zreq_dev = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
+                for _, sent, _, _ in dev.sentences}
     R = slot_rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)],
                            _answers(train))
     from sklearn.linear_model import LogisticRegression
