@@ -31,6 +31,8 @@ def test_slot_kinds_come_from_the_slot_wording(name, desc, kinds):
     ("Who should I send it to?", {"PERSON"}),
     ("How many people will be there?", {"COUNT"}),
     ("Transfer how much?", {"AMOUNT"}),
+    ("How much time will you need the car for?", {"DURATION", "COUNT"}),  # not a sum
+    ("How much longer will you stay?", {"DURATION", "COUNT"}),
     ("When and where do you want to pick it up?", {"DATE", "TIME", "PLACE"}),
     ("At what time?", {"TIME"}),
     ("What kind of movie do you like?", {"TYPE"}),

@@ -57,6 +57,24 @@ HOTEL_RENAMED = _spec("Lodging_2:BookStay", {
 }, ["property", "arrival_day", "nights", "where"])
 
 
+# the bank workflow without its balance slot: one slot holds a sum of money
+BANK_ONE_SUM = _spec("Bank_9:SendMoney", {n: BANK.slots[n].description for n in BANK.slots if n != "balance"},
+                     ["account_type", "transfer_amount", "recipient_name"])
+# dev replies of a bank service without train dialogues; the slot head ranked the account type first for all of them
+HOW_MUCH_DEV = ["How much money?", "How much?", "how much then?"]
+
+
+@pytest.mark.parametrize("reply", HOW_MUCH_DEV)
+def test_how_much_asks_for_the_schemas_one_sum(heads, reply):
+    acts = extract_agent_acts(_turn(reply, BANK_ONE_SUM), BANK_ONE_SUM, heads=heads)
+    assert {a.slot for a in acts if a.act == "REQUEST"} == {"transfer_amount"}
+    from sage_core.evaluator.text.heads import request_slots
+    # two slots holding a sum (the amount and the balance): "how much" alone does not say which
+    assert "transfer_amount" not in heads.kind_matched(reply, request_slots(BANK), 0.3)
+    # a count is no sum: "how much time" asks for a duration
+    assert "transfer_amount" not in heads.kind_matched("How much time do you need?", request_slots(BANK_ONE_SUM), 0.3)
+
+
 # wh-questions of a service without train dialogues (SGD dev, a bank): the act head reads them as statements (REQUEST
 # p 0.01-0.4), which pulled the slot they ask for under the threshold; the listwise stage floors a wh-question's
 # REQUEST logit (``request_logit``)

@@ -18,8 +18,8 @@ from typing import Sequence
 # question phrases -> the kinds of value they ask for ("when" asks for a date or a time)
 QUESTION_KINDS: tuple[tuple[re.Pattern, frozenset], ...] = tuple((re.compile(p, re.I), frozenset(k)) for p, k in (
     (r"\bhow many\b", {"COUNT"}),
-    (r"\bhow much\b", {"AMOUNT"}),
-    (r"\bhow long\b", {"DURATION", "COUNT"}),
+    (r"\bhow much\b(?!\s+(?:time|longer)\b)", {"AMOUNT"}),
+    (r"\bhow long\b|\bhow much (?:time|longer)\b", {"DURATION", "COUNT"}),
     (r"\b(?:what|which|at what)\s+(?:time|hour)s?\b", {"TIME"}),
     (r"\b(?:what|which)\s+(?:date|day)s?\b", {"DATE"}),
     (r"\bwhen\b", {"DATE", "TIME"}),
