@@ -36,6 +36,7 @@ def test_slot_kinds_come_from_the_slot_wording(name, desc, kinds):
     ("When and where do you want to pick it up?", {"DATE", "TIME", "PLACE"}),
     ("At what time?", {"TIME"}),
     ("What kind of movie do you like?", {"TYPE"}),
+    ("Is there any particular type of food you are looking for?", {"TYPE"}),  # a kind asked without "what"
     ("Any preference?", set()),
 ])
 def test_question_kinds(question, kinds):

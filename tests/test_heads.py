@@ -75,17 +75,38 @@ def test_how_much_asks_for_the_schemas_one_sum(heads, reply):
     assert "transfer_amount" not in heads.kind_matched("How much time do you need?", request_slots(BANK_ONE_SUM), 0.3)
 
 
+# a kind asked for without "what / which" ("a specific kind of cuisine?", SGD dev): the question asks for the one
+# slot holding a kind of value, not for the yes/no slot its "Is there ...?" resembles
+EATERY = _spec("Eat_3:FindPlace", {"food_kind": "The kind of cooking the restaurant serves",
+                                   "city": "City the restaurant is in",
+                                   "has_vegetarian_dishes": "Whether the restaurant offers vegetarian dishes",
+                                   "price_level": "How expensive the restaurant is"}, ["city", "food_kind"])
+
+
+def test_kind_of_question_without_what_asks_for_the_kind(heads):
+    acts = extract_agent_acts(_turn("Is there a specific kind of cuisine that you are looking for?", EATERY), EATERY,
+                              heads=heads)
+    assert {a.slot for a in acts if a.act == "REQUEST"} == {"food_kind"}
+
+
 # wh-questions of a service without train dialogues (SGD dev, a bank): the act head reads them as statements (REQUEST
 # p 0.01-0.4), which pulled the slot they ask for under the threshold; the listwise stage floors a wh-question's
 # REQUEST logit (``request_logit``)
-WH_UNSEEN_DEV = [("What is the name of your contact that you wish to send the money to?", "recipient_name"),
-                 ("Which account should I use?", "account_type")]
+def test_wh_question_of_a_new_service_is_read_as_its_request(heads):
+    acts = extract_agent_acts(_turn("What is the name of your contact that you wish to send the money to?", BANK), BANK,
+                              heads=heads)
+    assert "recipient_name" in {a.slot for a in acts if a.act == "REQUEST"}
 
 
-@pytest.mark.parametrize("reply,slot", WH_UNSEEN_DEV)
-def test_wh_question_of_a_new_service_is_read_as_its_request(heads, reply, slot):
-    acts = extract_agent_acts(_turn(reply, BANK), BANK, heads=heads)
-    assert slot in {a.slot for a in acts if a.act == "REQUEST"}
+@pytest.mark.parametrize("reply,slot", [("What account should I check?", "account_type"),
+                                        ("To whom would that be?", "recipient_name")])
+def test_wh_floor_raises_the_slot_a_wh_question_asks_for(heads, monkeypatch, reply, slot):
+    import dataclasses
+    import sage_core.evaluator.text.heads as H
+    floored = dataclasses.replace(heads).slot_probs(reply, H.request_slots(BANK))[slot]  # a copy starts without memos
+    monkeypatch.setattr(H, "WH_REQUEST_LOGIT_FLOOR", float("-inf"))
+    plain = dataclasses.replace(heads).slot_probs(reply, H.request_slots(BANK))[slot]
+    assert floored > plain + 0.05
 
 
 def test_request_logit_floors_wh_questions_only():
