@@ -603,17 +603,16 @@ class Heads:
             probs = self.slot_probs(sent, slots)
             fit = answer_fit(sent, slots)
             agree = [n for (n, _), (a, _) in zip(slots, fit.kind_agreement()) if a]
-            if fit.asked_kinds == SUM_KINDS and len(agree) == 1 and agree[0] in probs:
-                if probs[agree[0]] > out.get(agree[0], -1.0):  # "How much money?": the schema's one sum
-                    out[agree[0]] = probs[agree[0]]
+            if len(agree) != 1 or agree[0] not in probs:
                 continue
-            if not fit.asked_kinds or fit.asked_kinds & QUANTITY_KINDS:
-                continue  # "How many days ...?" names a count, but which count only its noun says
-            if len(agree) != 1 or not probs:
-                continue
-            top = max(sorted(probs), key=lambda n: probs[n])
-            if top == agree[0] and probs[top] >= floor and probs[top] > out.get(top, -1.0):
-                out[top] = probs[top]
+            slot = agree[0]
+            if fit.asked_kinds != SUM_KINDS:  # "How much money?" asks for the schema's one sum, whatever ranks first
+                if fit.asked_kinds & QUANTITY_KINDS:
+                    continue  # "How many days ...?" names a count, but which count only its noun says
+                if max(sorted(probs), key=lambda n: probs[n]) != slot or probs[slot] < floor:
+                    continue
+            if probs[slot] > out.get(slot, -1.0):
+                out[slot] = probs[slot]
         return out
 
     def _asking_units(self, text: str) -> list[str]:
