@@ -54,7 +54,6 @@ from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match,
 from sage_core.evaluator.text.user_values import (
     drop_values_in_asking_questions,
     extract_user_values,
-    grounded_user_values,
 )
 from sage_core.specs.workflow import WorkflowSpec
 from sage_core.evaluator.tool_steps import compile_tool_step, is_tool_step
@@ -300,10 +299,10 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
     # PC: one per turn with a confirmation / success act
     confirms = [a for a in acts if a.act in CONFIRM_ACTS]
     if confirms:
-        # text-only turns: values s_t wrote that u_t expresses are user values too
-        known = info_state(turn, uvs if turn.user_values is not None else uvs + grounded_user_values(turn, spec))
-        if turn.user_values is None and not (turn.user or "").strip():
-            known.update({k: v for k, v in turn.state_after.items() if v is not None and str(v).strip()})
+        # a required slot s_t holds is not missing: were its value one nobody gave, that is the UV criterion's
+        # failure, and a PC besides would count the same fault twice (the injectors' ``pc_missing`` agrees)
+        known = info_state(turn, uvs)
+        known.update({k: v for k, v in turn.state_after.items() if spec.filled(turn.state_after, k)})
         stated = stated_in_reply(turn, spec, acts, profile)
         untracked = set((turn.meta or {}).get("untracked_slots") or [])
         missing = [m for m in spec.missing_for_outcome(known) if m not in stated]

@@ -299,18 +299,6 @@ def _money_values(text: str, spec: WorkflowSpec, intent: list[str], asked: dict[
     return []
 
 
-def grounded_user_values(turn: Turn, spec: WorkflowSpec) -> list[UserValue]:
-    """Values s_t wrote in this turn that u_t itself expresses: the tracker's reading of the user."""
-    out = []
-    for slot, v in turn.state_after.items():
-        if not v or turn.state_before.get(slot) == v or slot not in spec.slots:
-            continue
-        span = find_in_text(v, turn.user, spec.slots[slot].value_type)
-        if span:
-            out.append(UserValue(slot, v, span, 0.7))
-    return out
-
-
 # How often an extracted value is right at each rule confidence the extractor assigns: the share of extracted
 # (slot, value) pairs that the annotations hold, over every dev-split turn, text-only, smoothed as (k + 1) / (n + 2)
 # and capped at 0.95 (an extracted value stays below an annotated one's 1.0). The rule levels order the rules;
