@@ -251,7 +251,7 @@ def _wnf(ev, turn, slot):
 
 def test_head_request_of_an_illegal_slot_next_to_a_legal_sibling_is_not_judged():
     """The slot head tells origin from destination poorly: when the legal slot scores within LEGAL_RIVAL_GAP of the
-    illegal one it was read as, S2 abstains and names the rival; an illegal slot far from every legal one is judged."""
+    illegal one it was read as, S2 abstains and names the rival; an illegal slot no legal one rivals is judged."""
     from sage_core.evaluator.verify.s2_symbolic import LEGAL_RIVAL_GAP
     ev = Evaluator(WorkflowRegistry([COACH]), CascadeConfig.named("sage-core", s2_backend="offline"))
     heads = load_heads()
@@ -259,8 +259,9 @@ def test_head_request_of_an_illegal_slot_next_to_a_legal_sibling_is_not_judged()
     # SGD dev reply; the origin is what is missing here, the destination is known
     rival = heads.legal_rival("Where are you going from?", "to_location", ["from_location", "leaving_date"], slots)
     assert rival is not None and rival[0] == "from_location" and rival[1] < LEGAL_RIVAL_GAP
-    far = heads.legal_rival("How many people are travelling?", "travelers", ["from_location", "to_location"], slots)
-    assert far is not None and far[1] >= LEGAL_RIVAL_GAP
+    # a count, which neither legal slot holds: no rival at all (``test_a_legal_slot_the_question_rules_out_is_no_rival``)
+    assert heads.legal_rival("How many people are travelling?", "travelers", ["from_location", "to_location"],
+                             slots) is None
     before = {"to_location": "Fresno"}
     trace = _wnf(ev, _turn(COACH, "ok", "Where are you going from?", before, before), "to_location")
     if trace is not None:  # read as the destination (the head's confusion): not judged, the rival named
@@ -272,7 +273,34 @@ def test_head_request_of_an_illegal_slot_next_to_a_legal_sibling_is_not_judged()
     known = {"travelers": "2", "to_location": "Fresno"}
     trace = _wnf(ev, _turn(COACH, "ok", "How many people are travelling?", known, known), "travelers")
     assert trace is not None and trace.final.decision == Decision.TRUE
-    assert trace.criterion.args["legal_gap"] >= LEGAL_RIVAL_GAP
+    assert "legal_gap" not in trace.criterion.args
+
+
+BUS_TIMES = _spec("Coach_4:BuyCoachTicket", [
+    _slot("from_location", "City the coach leaves from"),
+    _slot("to_location", "City the coach goes to"),
+    _slot("leaving_date", "Day of departure"),
+    _slot("leaving_time", "Time of departure"),
+    _slot("travelers", "How many people travel", ["1", "2", "3", "4", "5"]),
+], ["from_location", "to_location", "leaving_date", "leaving_time", "travelers"])
+
+
+@pytest.mark.parametrize("reply", ["What time would you like to leave?", "Leaving around what time?"])
+def test_a_legal_slot_the_question_rules_out_is_no_rival(reply):
+    """SGD dev replies asking for a time, where the time is already held and the date is still open: the date holds
+    no time, so it is no rival the request could be meant for, and the re-request is judged (it was left unjudged
+    when the pair scores put the date near the time). A question whose kinds fit both keeps the rival."""
+    heads = load_heads()
+    slots = [(s, BUS_TIMES.slots[s].description) for s in sorted(BUS_TIMES.slots)]
+    legal = ["from_location", "leaving_date", "travelers"]
+    assert heads.legal_rival(reply, "leaving_time", legal, slots) is None
+    both = heads.legal_rival("When are you leaving?", "leaving_time", legal, slots)
+    assert both is not None and both[0] == "leaving_date"
+    ev = Evaluator(WorkflowRegistry([BUS_TIMES]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    held = {"to_location": "Fresno", "leaving_time": "10:30 am"}
+    trace = _wnf(ev, _turn(BUS_TIMES, "I need two tickets.", reply, held, held), "leaving_time")
+    assert trace is not None and "legal_rival" not in trace.criterion.args
+    assert trace.final.decision == Decision.TRUE
 
 
 def test_reply_that_states_the_slots_value_does_not_request_it(heads):

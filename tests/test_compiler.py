@@ -88,6 +88,24 @@ def test_pc_args_missing_and_restated_slots():
     assert pc2.args["missing"] == []
 
 
+def test_pc_counts_a_required_slot_s_t_holds_as_known_and_leaves_it_to_uv():
+    """A text-only turn (SGD dev, ride sharing): the tracker wrote a required value u_t does not say, and the agent
+    confirms without restating it. The slot is not empty, so the confirmation is not premature; the unsupported value
+    is the UV criterion's to judge, once (a PC for the same fault counted it twice, and the injectors' ``pc_missing``
+    never calls such a slot missing)."""
+    before = {"location": "San Jose", "time": "7 pm"}
+    after = {**before, "restaurant_name": "Sushi Taro"}
+    t = make_turn("Thank you, please also book it for me.", "Please confirm your table at 7 pm in San Jose.",
+                  before, after)
+    cs = compile_turn(t, SPEC)
+    pcs = [c for c in cs if c.type == FailureClass.PC]
+    assert len(pcs) == 1 and pcs[0].args["missing"] == []
+    assert [c.args["slot"] for c in cs if c.type == FailureClass.UV] == ["restaurant_name"]
+    # the same reply while s_t still lacks the name is premature
+    t2 = make_turn(t.user, t.agent, before, before)
+    assert [c.args["missing"] for c in compile_turn(t2, SPEC) if c.type == FailureClass.PC] == [["restaurant_name"]]
+
+
 def test_one_uv_per_written_value_and_none_for_unchanged():
     t = make_turn("Make it 8 pm.", "Sure.", {"location": "San Jose", "time": "7 pm"},
                   {"location": "San Jose", "time": "8 pm"}, [UserValue("time", "8 pm")], [])

@@ -177,6 +177,15 @@ class AnswerFit:
         """Per slot: it is of the other end of the trip than the question asks about."""
         return [bool(self.asked_side and h and h != self.asked_side) for h in self.sides]
 
+    def ruled_out_beside(self, i: int) -> list[bool]:
+        """Per slot j: the question fits slot i and not j, so j cannot be what it asks for where i can: it asks for a
+        kind of value i holds and j does not, or about i's end of the trip and not j's. "What time would you like to
+        leave?" fits leaving_time and rules out leaving_date; "How much money?" rules out account_type beside
+        transfer_amount."""
+        kinds, ends = self.kind_agreement(), self.other_end()
+        return [(kinds[i] == (1.0, 0.0) and kinds[j] == (0.0, 1.0)) or (ends[j] and not ends[i])
+                for j in range(len(self.kinds))]
+
     def exclusive_ends(self, probs: Sequence[float]) -> list[float]:
         """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its
         probability only as far as its sibling of the asked end (a slot holding the same kind of value) is not asked

@@ -469,19 +469,30 @@ class Heads:
         """(the best legal slot, how far ``slot``'s pair score stands above it) in the request unit of the reply that
         asks for ``slot`` most surely (``requested``'s units). A small gap means the sentence could as well be
         asking for that legal slot (a sibling: drop-off for pick-up, origin for destination), which the listwise
-        stage hides by pushing every slot but the top one down. None when no unit asks, or no legal slot is in
-        ``slots``."""
+        stage hides by pushing every slot but the top one down. A legal slot the question itself rules out beside
+        ``slot`` (``AnswerFit.ruled_out_beside``: "What time would you like to leave?" is no question for the leaving
+        date) is no rival: the pair scores tell kinds apart poorly (dev, natural WNF requests left unjudged for a
+        rival of the wrong kind: "What time would you like to leave?" leaving_date, "How much money?" account_type).
+        None when no unit asks, or no legal slot is in ``slots`` or left as a rival."""
         names = [n for n, _ in slots]
         if slot not in names or not any(n in legal for n in names):
             return None
-        best: Optional[tuple[float, str, float]] = None
+        i = names.index(slot)
+        best: Optional[tuple[float, Optional[str], float]] = None
         for sent in self._asking_units(text):
             p = self.slot_probs(sent, slots)[slot]
             if best is None or p > best[0]:
+                # a question's kinds, not a statement's ("... Beth Kane, who is a Family Counselor")
+                asks = marked_question(sent) is not None or opens_with_wh(sent)
+                out = answer_fit(sent, slots).ruled_out_beside(i) if asks else [False] * len(names)
+                rivals = [n for j, n in enumerate(names) if n in legal and not out[j]]
+                if not rivals:
+                    best = (p, None, 0.0)
+                    continue
                 z = self.pair_scores(sent, slots)
-                rival = max((n for n in names if n in legal), key=lambda n: (float(z[names.index(n)]), n))
-                best = (p, rival, float(z[names.index(slot)] - z[names.index(rival)]))
-        return None if best is None else (best[1], round(best[2], 6))
+                rival = max(rivals, key=lambda n: (float(z[names.index(n)]), n))
+                best = (p, rival, float(z[i] - z[names.index(rival)]))
+        return None if best is None or best[1] is None else (best[1], round(best[2], 6))
 
     def value_support(self, user: str, slot: str, description: str, candidates: Sequence[str]) -> Optional[float]:
         """Calibrated p(u_t says ``slot`` = ``candidates[0]``) against the slot's other candidate values
