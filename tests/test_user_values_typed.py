@@ -192,3 +192,26 @@ def test_a_flight_out_of_a_city_leaves_from_it():
         assert got.get("origin_city") == city and "destination_city" not in got, user
     got = values(ROUTE, "I'm flying out of Denver to Chicago.")
     assert got.get("origin_city") == "Denver" and got.get("destination_city") == "Chicago"
+
+
+STAY = _spec("Lodging_7:FindStay", [
+    _slot("city", "City to look for a place to stay in"),
+    _slot("guests", "How many people stay", ["1", "2", "3", "4"]),
+], ["city", "guests"])
+SHOWS = _spec("Screen_3:FindShows", [
+    _slot("genre", "Kind of show the user likes"),
+    _slot("lead_actor", "Actor the user wants to see"),
+], ["genre", "lead_actor"])
+
+
+def test_a_bare_answer_to_the_one_text_slot_asked_is_its_value():
+    """SGD dev answers that are nothing but the value (no capitalised run to anchor it, or a sentence-initial one):
+    they fill the text slot the agent just asked for; replies that answer nothing stay empty."""
+    assert values(STAY, "London.", "Which city?") == {"city": "London"}
+    assert values(STAY, "long beach", "where do you want me to check the weather?") == {"city": "long beach"}
+    assert values(STAY, "In London, England please.", "In what city please?") == {"city": "London, England"}
+    assert values(SHOWS, "A love story, please.", "From what genre?") == {"genre": "love story"}
+    for reply in ("Yes please.", "No thanks", "nope", "That's fine.", "Sounds good.", "I don't know.",
+                  "Is it nearby?"):
+        assert "city" not in values(STAY, reply, "Which city?"), reply
+    assert values(STAY, "London.", "How can I help?") == {}  # nothing asked: a name alone is no answer

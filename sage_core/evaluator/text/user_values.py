@@ -519,10 +519,45 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 and not any(r[1][0] < b and a < r[1][1] for a, b in taken)]
         if len(runs) == 1:
             add(text_asked[0], runs[0][0], runs[0][1], 0.6)
+        elif text_asked[0] not in found:
+            bare = _bare_answer(text, taken, pvs | aliases)
+            if bare is not None:
+                add(text_asked[0], bare[0], bare[1], 0.6)
     out = [found[s] for s in sorted(found, key=lambda s: (found[s].span or (10**9, 0))[0])]
     if calibrated:
         out = [dataclasses.replace(uv, confidence=EXTRACTION_PRECISION.get(uv.confidence, uv.confidence)) for uv in out]
     return out
+
+
+# a bare answer to the one free-text slot asked ("London.", "long beach", "In London, England please."): the whole
+# utterance is the value once a leading preposition or article and a trailing "please" / "thanks" are set aside
+_BARE_LEAD = re.compile(r"^\s*(?:(?:in|at|to|from|for|on|near|around|by|with)\s+)?(?:(?:a|an|the|some)\s+)?", re.I)
+_BARE_TRAIL = re.compile(r"(?:[\s,]+(?:please|thanks|thank you|then|instead|maybe|i guess|i think))*[\s.!,]*$", re.I)
+BARE_ANSWER_MAX_WORDS = 4
+# replies that answer no slot, beside ``COMMON_CAPS`` and ``NEGATION``: assent, thanks, leave-taking, indifference
+NOT_AN_ANSWER = frozenset("""yeah yep yup ya correct exactly definitely absolutely certainly course sounds works
+done same whatever dunno idk bye goodbye cheers all that's thats it's its correct wrong sorry again more less else
+other another either neither both matter mind care problem first second last next""".split())
+
+
+def _bare_answer(text: str, taken: list[Span], known_values: set[str]) -> Optional[tuple[str, Span]]:
+    """(value, span) when u_t is nothing but a short answer (``BARE_ANSWER_MAX_WORDS`` words at most, no question, no
+    word of ``COMMON_CAPS``: "yes", "thanks", "find", "anything" ... are no answer); None otherwise, or when the words are
+    another slot's known value or overlap a value already found."""
+    if "?" in text:
+        return None
+    a = _BARE_LEAD.match(text).end()
+    b = a + len(_BARE_TRAIL.sub("", text[a:]))
+    val = text[a:b].strip()
+    words = [w.strip(",.!'\"").lower() for w in val.split()]
+    if not words or len(words) > BARE_ANSWER_MAX_WORDS or any(not w or w in COMMON_CAPS or w in NOT_AN_ANSWER
+                                                               for w in words) or NEGATION.search(val):
+        return None
+    if clean_text(val) in known_values or val.lower() in known_values or any(a < y and x < b for x, y in taken):
+        return None
+    if re.search(r"\d", val):  # numbers, dates and times are the typed rules' to read
+        return None
+    return val, (a, a + len(val))
 
 
 # a question that asks the agent to do something carries its constraints ("Can you find a therapist for me?"): the
