@@ -89,6 +89,19 @@ def test_kind_of_question_without_what_asks_for_the_kind(heads):
     assert {a.slot for a in acts if a.act == "REQUEST"} == {"food_kind"}
 
 
+def test_a_yes_no_slot_yields_to_a_question_asking_for_a_kind(heads):
+    """"Is there any particular type of food you are looking for?" (SGD dev) asks for a kind of value, which a yes/no
+    slot never holds: the vegetarian slot, which the pair score puts beside the kind, yields to it (``exclusive_kinds``)
+    and is no rival to it when legal (``ruled_out_beside``); a plain yes/no question still asks for it."""
+    from sage_core.evaluator.text.heads import request_slots
+    slots = request_slots(EATERY)
+    q = "Is there any particular type of food you are looking for?"
+    p = heads.slot_probs(q, slots)
+    assert p["has_vegetarian_dishes"] < 0.2 and p["food_kind"] > 0.65
+    assert heads.legal_rival(q, "food_kind", ["has_vegetarian_dishes"], slots) is None
+    assert heads.slot_probs("Do you need a place that serves vegetarian dishes?", slots)["has_vegetarian_dishes"] > 0.5
+
+
 # wh-questions of a service without train dialogues (SGD dev, a bank): the act head reads them as statements (REQUEST
 # p 0.01-0.4), which pulled the slot they ask for under the threshold; the listwise stage floors a wh-question's
 # REQUEST logit (``request_logit``)

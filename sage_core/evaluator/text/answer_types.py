@@ -63,13 +63,20 @@ def _kinds(text: str) -> set[str]:
     return {k for rx, k in SLOT_KINDS if rx.search(text)}
 
 
+def slot_is_yes_no(name: str, description: str) -> bool:
+    """The slot holds yes or no (its description says "boolean" / "whether" / "flag", or its name opens with "is",
+    "has", ...): it answers no question asking for a kind of value."""
+    words = re.sub(r"[_\-]+", " ", name or "").lower().split()
+    return bool(_YES_NO_DESC.match((description or "").lower()) or (words and words[0] in _YES_NO_NAME))
+
+
 @lru_cache(maxsize=4096)
 def slot_kinds(name: str, description: str) -> frozenset:
     """The kinds of value a slot holds: from its name, else from the head phrase of its description; none for a
     yes/no slot or a slot whose wording names no kind (``restaurant_name``, ``cuisine``)."""
     words = re.sub(r"[_\-]+", " ", name or "").lower().split()
     desc = (description or "").lower()
-    if _YES_NO_DESC.match(desc) or (words and words[0] in _YES_NO_NAME):
+    if slot_is_yes_no(name, description):
         return frozenset()
     if words and words[-1] in TYPE_HEADS:
         return frozenset({"TYPE"})
@@ -154,6 +161,7 @@ class AnswerFit:
     asked_side: str
     kinds: tuple  # per slot, slot_kinds
     sides: tuple  # per slot, slot_side; all "" unless the schema has slots of both ends
+    yes_no: tuple = ()  # per slot, slot_is_yes_no
 
     def kind_agreement(self) -> list[tuple[float, float]]:
         """Per slot: (1, 0) when the question asks for a kind of value the slot holds, (0, 1) when it asks for kinds
@@ -179,11 +187,12 @@ class AnswerFit:
 
     def ruled_out_beside(self, i: int) -> list[bool]:
         """Per slot j: the question fits slot i and not j, so j cannot be what it asks for where i can: it asks for a
-        kind of value i holds and j does not, or about i's end of the trip and not j's. "What time would you like to
+        kind of value i holds and j (a yes/no slot included) does not, or about i's end of the trip and not j's. "What time would you like to
         leave?" fits leaving_time and rules out leaving_date; "How much money?" rules out account_type beside
         transfer_amount."""
         kinds, ends = self.kind_agreement(), self.other_end()
-        return [(kinds[i] == (1.0, 0.0) and kinds[j] == (0.0, 1.0)) or (ends[j] and not ends[i])
+        yes_no = self.yes_no or (False,) * len(self.kinds)
+        return [(kinds[i] == (1.0, 0.0) and (kinds[j] == (0.0, 1.0) or yes_no[j])) or (ends[j] and not ends[i])
                 for j in range(len(self.kinds))]
 
     def exclusive_ends(self, probs: Sequence[float]) -> list[float]:
@@ -203,13 +212,17 @@ class AnswerFit:
     def exclusive_kinds(self, probs: Sequence[float]) -> list[float]:
         """A question asks for the kinds of value it names: a slot holding none of them keeps its probability only as
         far as no slot holding one is asked for, p * (1 - max p_agreeing). "What time would you like to leave?"
-        scored the leaving date beside the leaving time (dev)."""
+        scored the leaving date beside the leaving time (dev). A yes/no slot holds no kind a question asks for, so
+        it yields too: "Is there any particular type of food you are looking for?" scored the vegetarian slot 0.41
+        beside the cuisine (dev; services without train dialogues, requested slots P 0.959 -> 0.960, R 0.930 ->
+        0.932)."""
         out = [float(p) for p in probs]
         agree = [float(probs[j]) for j, k in enumerate(self.kinds) if k & self.asked_kinds]
         if not agree:
             return out
+        yes_no = self.yes_no or (False,) * len(self.kinds)
         for i, k in enumerate(self.kinds):
-            if k and not k & self.asked_kinds:
+            if (k and not k & self.asked_kinds) or yes_no[i]:
                 out[i] = float(probs[i]) * (1.0 - max(agree))
         return out
 
@@ -224,7 +237,7 @@ def answer_fit(sentence: str, slots: Sequence[tuple[str, str]]) -> AnswerFit:
     if not ("start" in sides and "end" in sides):
         sides = ("",) * len(sides)
     return AnswerFit(question_kinds(sentence), question_side(sentence), tuple(slot_kinds(n, d) for n, d in slots),
-                     sides)
+                     sides, tuple(slot_is_yes_no(n, d) for n, d in slots))
 
 
 __all__ = ["ANSWER_FEATURES", "SIDE_FEATURES", "AnswerFit", "answer_fit", "question_kinds", "question_side", "slot_kinds",
