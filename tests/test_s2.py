@@ -214,3 +214,19 @@ def test_extracted_value_inside_a_name_the_state_holds_is_not_ignored(ev):
                        [UserValue("price_range", "pricey", (10, 16), 0.8)], [AgentAct("REQUEST", "time")])
     _, f = finals(ev, unsaid)
     assert f[("IUV", "price_range")].final.decision == Decision.TRUE
+
+
+def test_a_value_the_reply_itself_puts_forward_is_not_failed_as_unsupported(ev):
+    """s_t writes a price range no word of u_t or history says. Slipped in silently it is a UV failure; when the reply
+    itself states it ("Santa Fe Depot has a full-size Cherokee", SGD dev), the agent puts it forward for the user to
+    answer, and S2 abstains instead (what the user's own words meant is what it cannot tell)."""
+    after = {"location": "San Jose", "price_range": "pricey"}
+    silent = text_only("Find me somewhere to eat in San Jose.", "What time would you like?", {}, after)
+    _, f = finals(ev, silent)
+    assert f[("UV", "price_range")].final.decision == Decision.TRUE
+    stated = text_only("Find me somewhere to eat in San Jose.", "Sushi Taro is a pricey place in San Jose. What time?",
+                       {}, after)
+    _, f = finals(ev, stated)
+    tr = f[("UV", "price_range")]
+    assert tr.final.decision == Decision.ABSTAIN
+    assert any("a_t itself states 'pricey'" in a.rationale for a in tr.attempts if a.stage == Stage.S2_SYMBOLIC)

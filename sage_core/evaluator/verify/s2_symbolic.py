@@ -112,6 +112,18 @@ def decide(m: float, tau: float, rationale: str, evidence: str = "", stage: Stag
     return Verdict(Decision.ABSTAIN, abs(m), stage, evidence, rationale + f" (|m|={abs(m):.2f} < tau={tau})")
 
 
+def _put_forward_in_reply(v: Verdict, value: str, vt: str, ctx: TurnContext, tau: float) -> Verdict:
+    """A failure verdict for a value no word of u_t or history says becomes an abstention when the reply a_t itself
+    states the value ("Santa Fe Depot has a full-size Cherokee", "It's a Place of Worship"): the agent puts forward
+    what it tracks, and the user answers it next, so it is not slipped in unseen; whether the user's own words ("a
+    spacious car", "a church") meant it is what the heads could not tell. Dev, every clean turn: UV flags 43 -> 38;
+    natural UV, 1,160 injected turns: 1,128 -> 1,127 caught (an injected value is in the reply only by chance)."""
+    if v.decision != Decision.TRUE or not find_in_text(value, ctx.turn.agent or "", vt):
+        return v
+    return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself states {value!r}, for the user to answer: "
+                                      "not judged", "agent")
+
+
 def out_of_next_posterior(p: float, r: float = OUT_OF_NEXT_PRIOR_ODDS) -> float:
     """The probability that a slot outside Next(W, s) is really requested, from the slot head's calibrated p: the odds
     p / (1 - p) times r, the prior odds of such a request relative to those the head was calibrated at."""
@@ -356,9 +368,8 @@ class GroundingBackend:
         best = _best_window(value, texts)
         if best is None:
             head = self._value_head_verdict(slot, value, ctx)
-            if head is not None:
-                return head
-            return decide(M_UNSUPPORTED, self.tau, f"no word of {value!r} occurs in u_t or history")
+            return _put_forward_in_reply(head if head is not None else decide(
+                M_UNSUPPORTED, self.tau, f"no word of {value!r} occurs in u_t or history"), value, vt, ctx, self.tau)
         desc = ctx.spec.describe_slot(slot)
 
         def finish(s: list[float]) -> Verdict:
