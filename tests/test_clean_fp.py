@@ -259,7 +259,7 @@ def test_head_request_of_an_illegal_slot_next_to_a_legal_sibling_is_not_judged()
     # SGD dev reply; the origin is what is missing here, the destination is known
     rival = heads.legal_rival("Where are you going from?", "to_location", ["from_location", "leaving_date"], slots)
     assert rival is not None and rival[0] == "from_location" and rival[1] < LEGAL_RIVAL_GAP
-    # a count, which neither legal slot holds: no rival at all (``test_a_legal_slot_the_question_rules_out_is_no_rival``)
+    # a count, which neither legal slot holds: no rival at all (see the next test)
     assert heads.legal_rival("How many people are travelling?", "travelers", ["from_location", "to_location"],
                              slots) is None
     before = {"to_location": "Fresno"}

@@ -63,6 +63,7 @@ def _kinds(text: str) -> set[str]:
     return {k for rx, k in SLOT_KINDS if rx.search(text)}
 
 
+@lru_cache(maxsize=4096)
 def slot_is_yes_no(name: str, description: str) -> bool:
     """The slot holds yes or no (its description says "boolean" / "whether" / "flag", or its name opens with "is",
     "has", ...): it answers no question asking for a kind of value."""
@@ -187,9 +188,9 @@ class AnswerFit:
 
     def ruled_out_beside(self, i: int) -> list[bool]:
         """Per slot j: the question fits slot i and not j, so j cannot be what it asks for where i can: it asks for a
-        kind of value i holds and j (a yes/no slot included) does not, or about i's end of the trip and not j's. "What time would you like to
-        leave?" fits leaving_time and rules out leaving_date; "How much money?" rules out account_type beside
-        transfer_amount."""
+        kind of value i holds and j (a yes/no slot included) does not, or about i's end of the trip and not j's.
+        "What time would you like to leave?" fits leaving_time and rules out leaving_date; "How much money?" rules
+        out account_type beside transfer_amount."""
         kinds, ends = self.kind_agreement(), self.other_end()
         yes_no = self.yes_no or (False,) * len(self.kinds)
         return [(kinds[i] == (1.0, 0.0) and (kinds[j] == (0.0, 1.0) or yes_no[j])) or (ends[j] and not ends[i])

@@ -536,14 +536,14 @@ _BARE_TRAIL = re.compile(r"(?:[\s,]+(?:please|thanks|thank you|then|instead|mayb
 BARE_ANSWER_MAX_WORDS = 4
 # replies that answer no slot, beside ``COMMON_CAPS`` and ``NEGATION``: assent, thanks, leave-taking, indifference
 NOT_AN_ANSWER = frozenset("""yeah yep yup ya correct exactly definitely absolutely certainly course sounds works
-done same whatever dunno idk bye goodbye cheers all that's thats it's its correct wrong sorry again more less else
+done same whatever dunno idk bye goodbye cheers all that's thats it's its wrong sorry again more less else
 other another either neither both matter mind care problem first second last next""".split())
 
 
 def _bare_answer(text: str, taken: list[Span], known_values: set[str]) -> Optional[tuple[str, Span]]:
     """(value, span) when u_t is nothing but a short answer (``BARE_ANSWER_MAX_WORDS`` words at most, no question, no
-    word of ``COMMON_CAPS``: "yes", "thanks", "find", "anything" ... are no answer); None otherwise, or when the words are
-    another slot's known value or overlap a value already found."""
+    word of ``COMMON_CAPS``: "yes", "thanks", "find", "anything" ... are no answer); None otherwise, or when the words
+    are another slot's known value or overlap a value already found."""
     if "?" in text:
         return None
     a = _BARE_LEAD.match(text).end()
