@@ -162,7 +162,7 @@ class AnswerFit:
     asked_side: str
     kinds: tuple  # per slot, slot_kinds
     sides: tuple  # per slot, slot_side; all "" unless the schema has slots of both ends
-    yes_no: tuple = ()  # per slot, slot_is_yes_no
+    yes_no: tuple  # per slot, slot_is_yes_no
 
     def kind_agreement(self) -> list[tuple[float, float]]:
         """Per slot: (1, 0) when the question asks for a kind of value the slot holds, (0, 1) when it asks for kinds
@@ -186,15 +186,18 @@ class AnswerFit:
         """Per slot: it is of the other end of the trip than the question asks about."""
         return [bool(self.asked_side and h and h != self.asked_side) for h in self.sides]
 
+    def misfits(self) -> list[bool]:
+        """Per slot: the question asks for kinds of value and the slot holds none of them (a yes/no slot holds none)."""
+        return [bool(self.asked_kinds) and (bool(k and not k & self.asked_kinds) or yn)
+                for k, yn in zip(self.kinds, self.yes_no)]
+
     def ruled_out_beside(self, i: int) -> list[bool]:
         """Per slot j: the question fits slot i and not j, so j cannot be what it asks for where i can: it asks for a
         kind of value i holds and j (a yes/no slot included) does not, or about i's end of the trip and not j's.
         "What time would you like to leave?" fits leaving_time and rules out leaving_date; "How much money?" rules
         out account_type beside transfer_amount."""
-        kinds, ends = self.kind_agreement(), self.other_end()
-        yes_no = self.yes_no or (False,) * len(self.kinds)
-        return [(kinds[i] == (1.0, 0.0) and (kinds[j] == (0.0, 1.0) or yes_no[j])) or (ends[j] and not ends[i])
-                for j in range(len(self.kinds))]
+        fits, misfits, ends = bool(self.kinds[i] & self.asked_kinds), self.misfits(), self.other_end()
+        return [(fits and misfits[j]) or (ends[j] and not ends[i]) for j in range(len(self.kinds))]
 
     def exclusive_ends(self, probs: Sequence[float]) -> list[float]:
         """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its
@@ -221,9 +224,8 @@ class AnswerFit:
         agree = [float(probs[j]) for j, k in enumerate(self.kinds) if k & self.asked_kinds]
         if not agree:
             return out
-        yes_no = self.yes_no or (False,) * len(self.kinds)
-        for i, k in enumerate(self.kinds):
-            if (k and not k & self.asked_kinds) or yes_no[i]:
+        for i, misfit in enumerate(self.misfits()):
+            if misfit:
                 out[i] = float(probs[i]) * (1.0 - max(agree))
         return out
 
