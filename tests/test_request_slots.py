@@ -266,6 +266,11 @@ def test_a_bare_answer_goes_to_the_slot_the_heads_read_as_asked(heads, question,
     # one question stays whole: the auxiliary follows its wh-phrase
     ("what kind of food are you looking for", ["what kind of food are you looking for"]),
     ("how many tickets are you buying", ["how many tickets are you buying"]),
+    # a relative clause is no new question: after a name (an SGD dev reply, its marks taken off), or "who is a ..."
+    ("I found 7 including Beth Kane who is a Family Counselor in Campbell",
+     ["I found 7 including Beth Kane who is a Family Counselor in Campbell"]),
+    ("i found a dentist who is a specialist in san jose", ["i found a dentist who is a specialist in san jose"]),
+    ("okay who is the payment for", ["okay ", "who is the payment for"]),
 ])
 def test_a_reply_without_marks_is_cut_before_each_question(text, parts):
     from sage_core.evaluator.text.sentences import run_on_sentences

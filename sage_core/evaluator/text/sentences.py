@@ -164,12 +164,28 @@ _RUN_ON_AUX = re.compile(r"\b(?:is|are|was|were|do|does|did|will|would|could|can
 SENTENCE_MARK = re.compile(r"[.!?]")
 _TRAILING_CONJ = re.compile(r"\b(?:and|or|also|so|then)\s*,?\s*$", re.I)
 _WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how)\b", re.I)
+# a relative clause, no new question: a relative pronoun right after a name ("... including Beth Kane who is a Family
+# Counselor", "... at Sunnyvale where they serve ...") or one that goes on "is a ..." ("a dentist who is a ...")
+_RELATIVE = re.compile(r"(?:who|whom|whose|which|where)\b", re.I)
+_RELATIVE_IS_A = re.compile(r"(?:who|which)\s+(?:is|are|was|were|has|have|had)\s+an?\b", re.I)
+_NOT_A_NAME = frozenset({"I", "OK", "Ok", "Okay", "Sure", "Great", "Alright", "Yes", "No", "So", "Now", "Then", "Also",
+                         "And", "First", "Thanks", "Hi", "Hello"})
+
+
+def _relative_clause(head: str, rest: str) -> bool:
+    """The wh-word opening ``rest`` opens a relative clause of ``head``'s last noun, not a question (``_RELATIVE``)."""
+    if not _RELATIVE.match(rest):
+        return False
+    words = head.split()
+    after_name = len(words) > 1 and words[-1][:1].isupper() and words[-1] not in _NOT_A_NAME
+    return after_name or bool(_RELATIVE_IS_A.match(rest))
 
 
 def run_on_sentences(text: str) -> list[tuple[str, int]]:
     """``sentences``, except that a text without any ".", "!" or "?" (a transcript, a chat written without marks) is
     cut before each question it runs into (``_RUN_ON_WH``, ``_RUN_ON_AUX``): "ok i can help with that where are
-    you leaving from and when" -> "ok i can help with that", "where are you leaving from and when"."""
+    you leaving from and when" -> "ok i can help with that", "where are you leaving from and when"; never before a
+    relative clause (``_relative_clause``)."""
     text = text or ""
     if SENTENCE_MARK.search(text):
         return sentences(text)
@@ -179,6 +195,8 @@ def run_on_sentences(text: str) -> list[tuple[str, int]]:
         if m.start() <= cuts[-1] or not head.strip():
             continue
         if m.re is _RUN_ON_AUX and (len(head.split()) < 3 or _WH_WORD.search(" ".join(head.split()[-4:]))):
+            continue
+        if m.re is _RUN_ON_WH and _relative_clause(head, text[m.start():]):
             continue
         conj = _TRAILING_CONJ.search(head)  # "... will be going and what time ...": the "and" opens the next one
         cuts.append(m.start() - (len(head) - conj.start()) if conj and conj.start() > 0 else m.start())
