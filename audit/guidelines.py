@@ -56,7 +56,8 @@ def spec_to_dict(spec: WorkflowSpec) -> dict:
             "required": list(spec.required), "optional": dict(spec.optional),
             "order": [list(g) for g in spec.order] if spec.order else None,
             "outcome_slots": list(spec.outcome_slots) if spec.outcome_slots is not None else None,
-            "is_transactional": bool(spec.is_transactional)}
+            "is_transactional": bool(spec.is_transactional),
+            "finders": {k: sorted(v) for k, v in sorted(spec.finders.items())}}
 
 
 def spec_from_dict(d: Mapping) -> WorkflowSpec:
@@ -68,7 +69,8 @@ def spec_from_dict(d: Mapping) -> WorkflowSpec:
                         {str(k): str(v) for k, v in (d.get("optional") or {}).items()},
                         [list(g) for g in d["order"]] if d.get("order") else None,
                         list(d["outcome_slots"]) if d.get("outcome_slots") is not None else None,
-                        bool(d.get("is_transactional", False)))
+                        bool(d.get("is_transactional", False)),
+                        finders={str(k): frozenset(str(x) for x in v) for k, v in (d.get("finders") or {}).items()})
 
 
 def workflows_for(registry, workflow_ids: Iterable[str]) -> dict[str, dict]:

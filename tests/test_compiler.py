@@ -134,6 +134,25 @@ def test_request_of_a_slot_outside_the_schema_is_a_wnf_not_an_input_error():
     assert "party_size" not in wnf[0].args["legal"]
 
 
+def test_asking_what_the_search_for_a_missing_restaurant_takes_is_no_wnf():
+    import dataclasses
+    # while no restaurant is chosen, "Any cuisine in mind?" narrows the search the booking needs; once one is, not
+    from sage_core import CascadeConfig, Evaluator
+    spec = dataclasses.replace(SPEC, finders={"restaurant_name": frozenset({"category", "price_range"})})
+
+    def wnf_decisions(turn, w):
+        v = Evaluator(WorkflowRegistry([w]), CascadeConfig(name="sage-core", s2_backend="offline")).evaluate([turn])[0]
+        return [(tr.criterion.args["slot"], tr.final.decision.value) for tr in v.traces
+                if tr.criterion.type == FailureClass.WNF]
+
+    t = clean_turn()
+    t.agent, t.agent_acts = "Any cuisine in mind?", [AgentAct("REQUEST", "category")]
+    assert wnf_decisions(t, spec) == [("category", "false")]  # no failure: a legal next field
+    assert wnf_decisions(t, SPEC) == [("category", "true")]
+    t.state_before = t.state_after = {**t.state_after, "restaurant_name": "Sushi Zo"}
+    assert wnf_decisions(t, spec) == [("category", "true")]
+
+
 def test_extraction_when_annotations_absent():
     t = make_turn("Book it at 7 in the evening for two people please.",
                   "Please confirm: a table for 2 at 7 pm. Is that correct?",

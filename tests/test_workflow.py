@@ -60,3 +60,33 @@ def test_malformed_schema(tmp_path):
     p.write_text('[{"service_name": "X", "slots": [}')
     with pytest.raises(SageInputError, match="malformed JSON"):
         load_sgd_schema(p)
+
+
+EVENTS_SCHEMA = [{
+    "service_name": "Shows_9", "description": "find and book shows",
+    "slots": [{"name": n, "description": d, "is_categorical": False, "possible_values": []} for n, d in [
+        ("show_name", "Name of the show"), ("genre", "Kind of show"), ("city", "City of the show"),
+        ("tickets", "Number of tickets"), ("venue_address", "Address of the venue")]],
+    "intents": [
+        {"name": "FindShows", "is_transactional": False, "required_slots": ["city"], "optional_slots": {"genre": "dontcare"},
+         "result_slots": ["show_name", "genre", "city", "venue_address"]},
+        {"name": "BuyTickets", "is_transactional": True, "required_slots": ["show_name", "tickets", "city"],
+         "optional_slots": {}, "result_slots": ["show_name", "tickets", "city", "venue_address", "genre"]},
+        # a transaction's results describe what it booked: they search for nothing
+        {"name": "RateShow", "is_transactional": True, "required_slots": ["genre"], "optional_slots": {},
+         "result_slots": ["genre", "tickets"]}]}]
+
+
+def test_asking_what_a_search_takes_is_legal_while_the_value_it_finds_is_missing(tmp_path):
+    import json
+    p = tmp_path / "schema.json"
+    p.write_text(json.dumps(EVENTS_SCHEMA))
+    reg = load_sgd_schema(p)
+    buy = reg.get("Shows_9:BuyTickets")
+    assert buy.finders == {"show_name": frozenset({"genre"})}
+    assert buy.legal_next({"city": "Oslo"}) == {"show_name", "tickets", "genre"}  # "What kind of show?" narrows it
+    assert buy.legal_next({"city": "Oslo", "show_name": "Hamlet"}) == {"tickets"}  # found: no longer
+    assert buy.legal_next({"city": "Oslo", "genre": "Drama"}) == {"show_name", "tickets"}
+    # FindShows takes city, so it finds no city; RateShow is a transaction; the search itself gains nothing
+    assert reg.get("Shows_9:FindShows").finders == {} and reg.get("Shows_9:RateShow").finders == {}
+    assert reg.get("Shows_9:FindShows").legal_next({}) == {"city", "genre"}

@@ -54,6 +54,22 @@ def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
         by_service.setdefault(sp.service, set()).update(sp.intent_slots)
     for sp in specs:  # every intent of a service shares its slots (and so which of them users give)
         sp.user_slots = frozenset(by_service[sp.service])
+        sp.finders = _finders(sp, [o for o in specs if o.service == sp.service and o.intent != sp.intent])
     registry = WorkflowRegistry(specs, source=path)
     registry.format = "sgd-schema"
     return registry
+
+
+def _finders(spec: WorkflowSpec, others: list[WorkflowSpec]) -> dict[str, frozenset]:
+    """``WorkflowSpec.finders``: for each required slot of ``spec`` that another intent of the service finds (a search,
+    not a transaction, returning it among its ``result_slots`` without taking it as an argument), the slots that
+    search takes from the user and ``spec`` does not. A transaction's results describe what it booked (a visit
+    returns the flat's bedrooms), they do not search for it."""
+    out: dict[str, frozenset] = {}
+    own = set(spec.intent_slots)
+    for slot in spec.required:
+        takes = {s for o in others if not o.is_transactional and slot in o.result_slots and slot not in o.intent_slots
+                 for s in o.intent_slots} - own
+        if takes:
+            out[slot] = frozenset(takes)
+    return out

@@ -42,6 +42,10 @@ class WorkflowSpec:
     # names another slot (a balance, a rating, an address are results), so the text extractors do not read requests
     # of them ("Which account should I check?" asks for the account type, not the balance)
     user_slots: Optional[frozenset] = None
+    # required slot -> the slots the service's other intents take to find its value (an SGD-format intent whose
+    # result_slots hold it: FindEvents finds the event_name BuyEventTickets needs). While the slot is empty, asking
+    # for them narrows the search for it ("What kind of event?", "Any cuisine in mind?") and is legal next
+    finders: dict[str, frozenset] = field(default_factory=dict)
 
     # --- W's relations -------------------------------------------------
     def requestable(self, slot: str) -> bool:
@@ -64,7 +68,8 @@ class WorkflowSpec:
         """Next(W, s): slots the agent may legally request in state s.
 
         With an explicit ``order`` the first group that still has an unfilled
-        slot is legal; otherwise any unfilled required or optional slot is.
+        slot is legal; otherwise any unfilled required or optional slot is, and so
+        is every unfilled slot that finds an empty required one (``finders``).
         """
         if self.order:
             for group in self.order:
@@ -72,7 +77,11 @@ class WorkflowSpec:
                 if open_slots:
                     return open_slots
             return set()
-        return {s for s in self.intent_slots if not self.filled(state, s)}
+        out = {s for s in self.intent_slots if not self.filled(state, s)}
+        for slot, finders in self.finders.items():
+            if not self.filled(state, slot):
+                out.update(s for s in finders if not self.filled(state, s))
+        return out
 
     def missing_for_outcome(self, state: dict[str, str]) -> list[str]:
         needed = self.outcome_slots if self.outcome_slots is not None else self.required
