@@ -94,3 +94,14 @@ def test_exclusive_kinds_lowers_slots_of_another_kind_only_beside_one_that_fits(
     assert answer_fit("Anything else?", slots).exclusive_kinds([0.8, 0.9, 0.1]) == [0.8, 0.9, 0.1]
     # no slot holds what is asked for ("how long" of a rental with only dates): nothing to yield to
     assert answer_fit("How long do you need it?", slots[:2]).exclusive_kinds([0.7, 0.2]) == [0.7, 0.2]
+
+
+def test_a_question_asking_either_of_two_kinds_ties_the_slots_holding_them():
+    slots = [("leaving_date", "Date of bus leaving"), ("leaving_time", "Time of bus leaving"),
+             ("return_date", "Date of the return trip"), ("travelers", "Number of travelers"),
+             ("stay_length", "Number of nights of the stay")]
+    when = answer_fit("When are you leaving?", slots)
+    assert when.kind_tie(0, 1) and when.kind_tie(1, 0)
+    assert not when.kind_tie(0, 2)  # two dates: the same kind, the pair scores tell them apart
+    assert not answer_fit("What date are you leaving?", slots).kind_tie(0, 1)  # one kind asked
+    assert not answer_fit("How long will you stay?", slots).kind_tie(4, 3)  # counts: their noun says which

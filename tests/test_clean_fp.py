@@ -303,6 +303,25 @@ def test_a_legal_slot_the_question_rules_out_is_no_rival(reply):
     assert trace.final.decision == Decision.TRUE
 
 
+@pytest.mark.parametrize("reply", ["when are you leaving?", "When do you want to leave?"])
+def test_a_when_question_once_the_date_is_known_may_ask_for_the_time(reply):
+    """SGD dev: "when are you leaving?" with the date held and the time open. "When" asks for a date or a time; the
+    slot head reads the date, but the time it may as well ask for is legal, so the reply is not judged a WNF (it
+    was, at head p 0.98); asked once the time is held too, it is."""
+    heads = load_heads()
+    slots = [(s, BUS_TIMES.slots[s].description) for s in sorted(BUS_TIMES.slots)]
+    assert heads.legal_rival(reply, "leaving_date", ["leaving_time", "travelers"], slots) == ("leaving_time", 0.0)
+    ev = Evaluator(WorkflowRegistry([BUS_TIMES]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    held = {"from_location": "Fresno", "to_location": "Reno", "leaving_date": "March 3rd"}
+    assert ev.evaluate_turn(_turn(BUS_TIMES, "Sounds good.", reply, held, held)).label.value != "failure"
+    trace = _wnf(ev, _turn(BUS_TIMES, "Sounds good.", reply, held, held), "leaving_date")
+    if trace is not None:
+        assert trace.final.decision == Decision.ABSTAIN and trace.criterion.args["legal_rival"] == "leaving_time"
+    both = {**held, "leaving_time": "10 am"}
+    trace = _wnf(ev, _turn(BUS_TIMES, "Sounds good.", reply, both, both), "leaving_date")
+    assert trace is not None and trace.final.decision == Decision.TRUE
+
+
 def test_reply_that_states_the_slots_value_does_not_request_it(heads):
     """A confirmation question restating the city ("... in Philadelphia ...: do you confirm?", SGD dev) is not a
     request of the city, whatever the slot head reads; the same question without the city's value in the state is

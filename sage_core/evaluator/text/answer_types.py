@@ -31,6 +31,8 @@ QUESTION_KINDS: tuple[tuple[re.Pattern, frozenset], ...] = tuple((re.compile(p, 
     (r"\b(?:what|which)\s+(?:kind|type|sort|category|class|genre|style)s?\b|"
      r"\b(?:kind|type|sort|category|genre|style)s?\s+of\b", {"TYPE"}),
 ))
+# answer kinds whose question needs its noun to say which slot ("How many?" of travellers, rooms or days)
+QUANTITY_KINDS = frozenset({"COUNT", "AMOUNT", "DURATION"})
 # slot wording -> the kind of value the slot holds
 SLOT_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for p, k in (
     (r"\b(?:date|day)\b", "DATE"),
@@ -198,6 +200,14 @@ class AnswerFit:
         out account_type beside transfer_amount."""
         fits, misfits, ends = bool(self.kinds[i] & self.asked_kinds), self.misfits(), self.other_end()
         return [(fits and misfits[j]) or (ends[j] and not ends[i]) for j in range(len(self.kinds))]
+
+    def kind_tie(self, i: int, j: int) -> bool:
+        """The question asks for either of two kinds ("when": a date or a time; counts, sums and durations left out,
+        their noun says which), slot i holds one of them and slot j another, and j is not of the other end of the
+        trip: the question asks for j as well as for i."""
+        asked = self.asked_kinds - QUANTITY_KINDS
+        ki, kj = self.kinds[i] & asked, self.kinds[j] & asked
+        return i != j and len(asked) >= 2 and bool(ki) and bool(kj) and ki != kj and not self.other_end()[j]
 
     def exclusive_ends(self, probs: Sequence[float]) -> list[float]:
         """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its

@@ -42,7 +42,7 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.lru import LruDict
-from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES, answer_fit
+from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, QUANTITY_KINDS, SIDE_FEATURES, answer_fit
 from sage_core.evaluator.text.sentences import (asks_without_mark, directive_object, is_directive_request,
                                                marked_question, opens_with_wh, run_on_sentences)
 
@@ -77,8 +77,8 @@ def schema_slots(spec) -> list[tuple[str, str]]:
     return [(s, spec.slots[s].description) for s in sorted(spec.slots)]
 
 
-QUANTITY_KINDS = frozenset({"COUNT", "AMOUNT", "DURATION"})  # answer kinds whose question needs its noun to say which
-# ... except a sum of money: a question asking only "how much" (money) in a schema with exactly one slot holding a sum
+# counts, sums and durations need their question's noun to say which slot (``QUANTITY_KINDS``), except a sum of money:
+# a question asking only "how much" (money) in a schema with exactly one slot holding a sum
 # asks for that slot whatever the slot head ranks first ("How much money?" scored the account type 0.52, the amount
 # 0.11 in a bank service without train dialogues). Dev, every turn: 69 such units, all 69 in a reply requesting that
 # slot, 24 of them found by nothing else; the train split has no such question (its services ask sums in other
@@ -473,6 +473,9 @@ class Heads:
         ``slot`` (``AnswerFit.ruled_out_beside``: "What time would you like to leave?" is no question for the leaving
         date) is no rival: the pair scores tell kinds apart poorly (dev, natural WNF requests left unjudged for a
         rival of the wrong kind: "What time would you like to leave?" leaving_date, "How much money?" account_type).
+        A legal slot holding the other of the two kinds a question asks for (``AnswerFit.kind_tie``: "When are you
+        leaving?" asks for the date or the time) ties with ``slot`` whatever the pair scores say (gap 0): once the date
+        is known the question asks for the time (dev, clean turns: "when are you leaving?" with the date held).
         None when no unit asks, or no legal slot is in ``slots`` or left as a rival."""
         names = [n for n, _ in slots]
         if slot not in names or not any(n in legal for n in names):
@@ -484,8 +487,13 @@ class Heads:
             if best is None or p > best[0]:
                 # a question's kinds, not a statement's ("... Beth Kane, who is a Family Counselor")
                 asks = marked_question(sent) is not None or opens_with_wh(sent)
-                out = answer_fit(sent, slots).ruled_out_beside(i) if asks else [False] * len(names)
+                fit = answer_fit(sent, slots) if asks else None
+                out = fit.ruled_out_beside(i) if fit else [False] * len(names)
                 rivals = [n for j, n in enumerate(names) if n in legal and not out[j]]
+                tied = [n for j, n in enumerate(names) if n in legal and fit and fit.kind_tie(i, j)]
+                if tied:  # "When are you leaving?" once the date is known asks for the time
+                    best = (p, tied[0], 0.0)
+                    continue
                 if not rivals:
                     best = (p, None, 0.0)
                     continue
