@@ -521,3 +521,32 @@ def test_an_item_offered_by_name_is_no_proposal(minilm):
     t = _turn(find, "Anything else?", "Would you like Golden Dragon Kitchen?", {"city": "Dublin"}, {"city": "Dublin"},
               history=[("agent", "Golden Dragon Kitchen is a nice place in Dublin.")])
     assert context_proposals(t, find, load_heads()) == []
+
+
+BAGS = _spec("Air_8:FindFares", [
+    _slot("origin_city", "City the flight leaves from"),
+    _slot("destination_city", "City the flight goes to"),
+    _slot("checked_bags", "Number of bags to check in", ["0", "1", "2", "3"]),
+    _slot("passengers", "Number of people flying", ["1", "2", "3", "4"]),
+], ["origin_city", "destination_city"], {"checked_bags": "0", "passengers": "1"})
+
+
+@pytest.mark.parametrize("user,slot", [
+    # SGD dev user questions about the offer found; the tracker wrote nothing for them
+    ("Can I check two bags?", "checked_bags"),
+    ("Is there room for 2 passengers? When does it touch down?", "passengers"),
+])
+def test_a_value_asked_about_in_a_question_is_judged_as_surely_as_the_informs_head_reads_it_given(user, slot):
+    """The values were extracted (the informs head puts them above its drop threshold) and s_t lacks them: the IUV
+    verdict's margin is the informs head's 2p - 1 (S2-encoder), not the rule's 0.85, so a question the head reads as
+    barely giving a value is not failed. The same value said as a statement still is."""
+    ev = Evaluator(WorkflowRegistry([BAGS]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    held = {"origin_city": "Seattle", "destination_city": "Denver"}
+    trace = next(t for t in ev.evaluate_turn(_turn(BAGS, user, "It leaves at 9 am.", held, held)).traces
+                 if t.criterion.type.value == "IUV" and t.criterion.args["slot"] == slot)
+    assert trace.final.decision == Decision.ABSTAIN
+    assert any(a.stage.value == "S2-encoder" and "informs head" in a.rationale for a in trace.attempts)
+    said = "I will check two bags." if slot == "checked_bags" else "There are 2 passengers."
+    trace = next(t for t in ev.evaluate_turn(_turn(BAGS, said, "It leaves at 9 am.", held, held)).traces
+                 if t.criterion.type.value == "IUV" and t.criterion.args["slot"] == slot)
+    assert trace.final.decision == Decision.TRUE

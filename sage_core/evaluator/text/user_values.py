@@ -567,16 +567,21 @@ _ASKS_AGENT_TO_ACT = re.compile(r"^\W*(?:\w+[,.!]?\s+){0,3}?(?:can|could|would|w
                                 r"transfer|send|buy|add)\b", re.I)
 
 
+def question_at(text: str, span: tuple[int, int]) -> Optional[str]:
+    """The question (with its mark) the words at ``span`` sit in; None for a statement and for a question asking the
+    agent to act ("Can you find me a place with wifi?" gives a value)."""
+    question = marked_question(sentence_of(text, span))  # "Is the ticket in Premium Economy." asks as "...?" does
+    return question if question and not _ASKS_AGENT_TO_ACT.search(question) else None
+
+
 def asking_question_at(text: str, span: tuple[int, int], heads: "Heads") -> Optional[str]:
-    """The question (with its mark) the words at ``span`` sit in, when the informs head reads it as asking about the
-    offer and giving no value ("Does their menu have vegetarian food?"); None otherwise, without an informs head,
-    and for a question asking the agent to act ("Can you find me a place with wifi?" gives a value)."""
+    """The question the words at ``span`` sit in (``question_at``), when the informs head reads it as asking about
+    the offer and giving no value ("Does their menu have vegetarian food?"); None otherwise and without an informs
+    head."""
     if heads is None or heads.informs_mlp is None:
         return None
-    question = marked_question(sentence_of(text, span))  # "Is the ticket in Premium Economy." asks as "...?" does
-    if question and not _ASKS_AGENT_TO_ACT.search(question) and heads.question_asks(question):
-        return question
-    return None
+    question = question_at(text, span)
+    return question if question and heads.question_asks(question) else None
 
 
 def drop_values_in_asking_questions(uvs: list[UserValue], text: str, heads: "Heads") -> list[UserValue]:

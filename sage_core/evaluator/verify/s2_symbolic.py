@@ -24,7 +24,7 @@ from sage_core.evaluator.text.normalize import (
     word_forms,
 )
 from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, open_choice_span, stem
-from sage_core.evaluator.text.user_values import asking_question_at
+from sage_core.evaluator.text.user_values import asking_question_at, question_at
 from sage_core.evaluator.tool_steps import verify_tool_step_s2
 from sage_core.evaluator.verify.s1 import TurnContext
 
@@ -215,8 +215,12 @@ class GroundingBackend:
             return decide(M_RECORDED_EXTRACTED if conf < 1.0 else M_RECORDED_ANNOTATED, self.tau,
                           f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
         if not held.strip():
-            return decide(M_CONTRADICTED * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
+            return self._given_in_question(c, ctx) or \
+                decide(M_CONTRADICTED * conf, self.tau, f"the user gave {slot}={value!r}; s_t has no {slot}")
         if not ctx.diff.writes(slot):  # a stale value: the encoder only checks values the diff writes
+            asked = self._given_in_question(c, ctx)
+            if asked is not None:
+                return asked
             if same is None:  # e.g. a weekday against a calendar date: the tracker kept the old form
                 return decide(M_STALE_UNEQUAL * conf, self.tau, f"the user gave {slot}={value!r}; s_t kept {held!r}, which "
                                                      "it does not visibly equal")
@@ -233,6 +237,25 @@ class GroundingBackend:
             return decide(m, self.tau, f"paraphrase score of s_t {held!r} vs user's {value!r}: {s[0]:+.2f}",
                           f"state_after.{slot}", stage=Stage.S2_ENCODER)
         return self._pending([self.support_pair(ctx, desc, held, value)], "para", finish)
+
+    def _given_in_question(self, c: Criterion, ctx: TurnContext) -> Optional[Verdict]:
+        """An extracted value read inside a question of the user's ("Can I check two bags?", "Is there room for 2
+        passengers?") is given only as surely as the informs head reads the question as giving one (p): the failure
+        is present with probability p, so its margin is 2p - 1 (S2-encoder), never above the rule's own, and a
+        question that reads as giving no value abstains rather than passing. None for annotated values, values
+        read elsewhere, or without an informs head (the questions it reads as asking were dropped at extraction,
+        ``drop_values_in_asking_questions``). Dev, clean turns: 7 IUV flags of values asked about in questions."""
+        heads = self._heads()
+        if _conf(c) >= 1.0 or c.span is None or heads is None or heads.informs_mlp is None:
+            return None
+        question = question_at(ctx.turn.user, c.span)
+        if question is None:
+            return None
+        p = heads.informs(question)
+        m = -min(-M_CONTRADICTED * _conf(c), max(0.0, 2.0 * p - 1.0))
+        return decide(m, self.tau, f"the user's {c.args['value']!r} for {c.args['slot']} sits in a question, "
+                                   f"{question!r}: the informs head reads it as giving a value with p {p:.2f}",
+                      "user", stage=Stage.S2_ENCODER)
 
     # --- WNF / PC (legality from W; the margin comes from the evidence confidence) ---------
     @staticmethod
