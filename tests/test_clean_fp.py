@@ -550,3 +550,24 @@ def test_a_value_asked_about_in_a_question_is_judged_as_surely_as_the_informs_he
     trace = next(t for t in ev.evaluate_turn(_turn(BAGS, said, "It leaves at 9 am.", held, held)).traces
                  if t.criterion.type.value == "IUV" and t.criterion.args["slot"] == slot)
     assert trace.final.decision == Decision.TRUE
+
+
+EAT = _spec("Eat_4:FindPlaces", [
+    _slot("category", "The kind of food the place serves"),
+    _slot("city", "City where the place is"),
+    _slot("has_vegetarian_options", "Whether the place has vegetarian options", ["True", "False"]),
+], ["category", "city"], {"has_vegetarian_options": "dontcare"})
+
+
+@pytest.mark.parametrize("user,after", [
+    # SGD dev: the tracker read "vegetarian" as the yes/no slot, the extraction as the food kind, and the other way
+    ("I'm looking for somewhere to eat vegetarian food.", {"has_vegetarian_options": "True"}),
+    ("I'd like some Vegetarian food", {"category": "Vegetarian"}),
+])
+def test_one_word_held_as_a_yes_no_slot_or_as_a_value_naming_it_is_not_ignored(user, after):
+    ev = Evaluator(WorkflowRegistry([EAT]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    v = ev.evaluate_turn(_turn(EAT, user, "Which city?", {}, after))
+    assert v.label.value == "acceptable"
+    assert any("two readings of one word" in t.final.rationale for t in v.traces if t.criterion.type.value == "IUV")
+    # held under neither reading, the word was ignored
+    assert ev.evaluate_turn(_turn(EAT, user, "Which city?", {}, {})).label.value == "failure"

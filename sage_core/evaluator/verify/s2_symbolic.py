@@ -211,6 +211,11 @@ class GroundingBackend:
             if inside:
                 return decide(M_MISATTRIBUTED, self.tau, f"{value!r} is part of s_t[{inside}], a name u_t says: the "
                                              "extraction, not the user, gave it a slot of its own")
+            other = _yes_no_reading(slot, value, ctx)
+            if other:
+                held_as = f"{other}={ctx.turn.state_after.get(other)!r}"
+                return decide(M_MISATTRIBUTED, self.tau, f"s_t holds the words the user gave for {slot} as {held_as}: "
+                                             "a yes/no slot and a value naming its keyword, two readings of one word")
         if ctx.diff.writes(slot) and held.strip() and find_in_text(held, ctx.turn.user, vt):
             return decide(M_RECORDED_EXTRACTED if conf < 1.0 else M_RECORDED_ANNOTATED, self.tau,
                           f"s_t wrote {slot}={held!r}, which u_t itself says: the user's value was recorded")
@@ -538,6 +543,30 @@ def _inside_other_value(slot: str, value: str, ctx: TurnContext) -> Optional[str
                 and find_in_text(v, ctx.turn.user, ctx.spec.slots[s].value_type):
             return s
     return None
+
+
+def _yes_no_reading(slot: str, value: str, ctx: TurnContext) -> Optional[str]:
+    """Where s_t holds the extracted value's words in another reading: a yes/no slot set to yes whose keyword the
+    value says ("vegetarian food" as has_vegetarian_options = True, not category = vegetarian), or, for a yes/no
+    value extracted from such a keyword, another slot whose value says it (category = Vegetarian). Dev clean turns:
+    IUV flags of "vegetarian" under the category with the vegetarian-options slot set."""
+    spec, state = ctx.spec, ctx.turn.state_after
+
+    def says(text: str, kws: list[str]) -> bool:
+        return any(keyword_match(w, k) for w, _, _ in word_forms(text) for k in kws)
+
+    def is_yes_no(s: str) -> bool:
+        return spec.slots[s].value_type == "bool"
+
+    if slot not in spec.slots:
+        return None
+    if is_yes_no(slot):
+        kws = bool_keywords(spec, slot, ctx.profile)
+        return next((s for s, v in sorted(state.items()) if s != slot and s in spec.slots and not is_yes_no(s)
+                     and str(v or "").strip() and says(str(v), kws)), None)
+    return next((s for s, v in sorted(state.items()) if s != slot and s in spec.slots and is_yes_no(s)
+                 and str(v).strip().lower() in ("true", "yes") and says(value, bool_keywords(spec, s, ctx.profile))),
+                None)
 
 
 def _context(ctx: TurnContext) -> list[tuple[str, int, str]]:
