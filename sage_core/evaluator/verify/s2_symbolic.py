@@ -249,7 +249,7 @@ class GroundingBackend:
         is present with probability p, so its margin is 2p - 1 (S2-encoder), never above the rule's own, and a
         question that reads as giving no value abstains rather than passing. None for annotated values, values
         read elsewhere, or without an informs head (the questions it reads as asking were dropped at extraction,
-        ``drop_values_in_asking_questions``). Dev, clean turns: 7 IUV flags of values asked about in questions."""
+        ``drop_values_in_asking_questions``). Dev: clean-turn IUV flags 55 -> 47; natural IUV recall 0.879 -> 0.871."""
         heads = self._heads()
         if _conf(c) >= 1.0 or c.span is None or heads is None or heads.informs_mlp is None:
             return None
@@ -548,8 +548,8 @@ def _inside_other_value(slot: str, value: str, ctx: TurnContext) -> Optional[str
 def _yes_no_reading(slot: str, value: str, ctx: TurnContext) -> Optional[str]:
     """Where s_t holds the extracted value's words in another reading: a yes/no slot set to yes whose keyword the
     value says ("vegetarian food" as has_vegetarian_options = True, not category = vegetarian), or, for a yes/no
-    value extracted from such a keyword, another slot whose value says it (category = Vegetarian). Dev clean turns:
-    IUV flags of "vegetarian" under the category with the vegetarian-options slot set."""
+    value extracted from such a keyword, another slot whose value says it (category = Vegetarian). Dev: clean-turn
+    IUV flags 47 -> 44, natural slices unchanged."""
     spec, state = ctx.spec, ctx.turn.state_after
 
     def says(text: str, kws: list[str]) -> bool:

@@ -475,7 +475,7 @@ class Heads:
         rival of the wrong kind: "What time would you like to leave?" leaving_date, "How much money?" account_type).
         A legal slot holding the other of the two kinds a question asks for (``AnswerFit.kind_tie``: "When are you
         leaving?" asks for the date or the time) ties with ``slot`` whatever the pair scores say (gap 0): once the date
-        is known the question asks for the time (dev, clean turns: "when are you leaving?" with the date held).
+        is known the question asks for the time (dev: clean-turn WNF flags 22 -> 19, natural WNF recall unchanged).
         None when no unit asks, or no legal slot is in ``slots`` or left as a rival."""
         names = [n for n, _ in slots]
         if slot not in names or not any(n in legal for n in names):
