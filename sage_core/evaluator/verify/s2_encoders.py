@@ -26,21 +26,16 @@ MARGIN_DIGITS = 9  # encoder margins are rounded so that summation-order noise c
 
 
 # --- MiniLM (offline default) -----------------------------------------------------
-# the rows of every float32 forward pass: the CPU's matrix kernels may be chosen by the product's shape (an Intel
-# Xeon's sgemm gave a string other bits in a batch of 40 than alone, up to 4e-7), so the shape is fixed; 8 costs
-# ~1.5x the time of batches of 64 where per-string passes cost ~3.4x
-FORWARD_ROWS = 8
-
-
 class MiniLM:
     """all-MiniLM-L6-v2 as sentence-transformers encodes it (BERT, mean pooling over the real tokens, L2
     normalisation), on ``transformers`` alone, in one of two precisions:
 
-    - ``float32`` (what the evaluator uses): every forward pass holds strings of one token length only, so there
-      is no padding, always ``FORWARD_ROWS`` of them (a short group repeats its first string), and it runs on one
-      thread, so a string's embedding does not depend on which strings share its batch nor on the caller's thread
-      setting (tested bitwise): 1 worker, N workers, Ray and the app give identical verdicts. 2.3x faster than
-      float64 on an AMD EPYC CPU; within ~4e-7 of the float64 embedding.
+    - ``float32`` (what the evaluator uses): every forward pass holds one string, so there is no padding and no
+      companion, and it runs on one thread, so a string's embedding does not depend on which strings are encoded
+      with it nor on the caller's thread setting (tested bitwise): 1 worker, N workers, Ray and the app give
+      identical verdicts. Batches of one length were enough on an AMD EPYC CPU; an Intel Xeon's sgemm picks its
+      kernel by the product's shape and gave a string other bits (up to 4e-7) in a batch of 40 than alone. Within
+      ~4e-7 of the float64 embedding.
     - ``float64`` (what ``train-heads`` fits on): bitwise identical to
       ``SentenceTransformer(path).double().encode(..., normalize_embeddings=True)`` (padded batches, longest
       first), so the committed heads are regenerated bit for bit.
@@ -66,20 +61,17 @@ class MiniLM:
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Unit-length float64 embeddings of ``texts``, one row each, in input order. ``batch_size``: strings per
-        forward pass of the float64 path (float32 passes hold ``FORWARD_ROWS``)."""
+        forward pass of the float64 path (a float32 pass holds one)."""
         if self.precision == "float64":
             return self._encode_padded(texts, batch_size)
-        return self._encode_by_length(texts, batch_size)
+        return self._encode_one_by_one(texts)
 
-    def _encode_by_length(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def _encode_one_by_one(self, texts: list[str]) -> np.ndarray:
         torch, F = self._torch, self._torch.nn.functional
         out = np.empty((len(texts), self.model.config.hidden_size), dtype=np.float64)
         if not texts:
             return out
         enc = self.tokenizer(list(texts), truncation="longest_first", max_length=self.max_length)
-        by_len: dict[int, list[int]] = {}
-        for i, ids in enumerate(enc["input_ids"]):
-            by_len.setdefault(len(ids), []).append(i)
         keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         # one thread: with two, MKL splits some float32 products differently (2 of 125 demo strings changed in
         # the last bit), and the app runs with the process default while the CLI's workers run with one
@@ -88,14 +80,10 @@ class MiniLM:
             torch.set_num_threads(1)
         try:
             with torch.inference_mode():
-                for n in sorted(by_len, reverse=True):
-                    group = by_len[n]
-                    for i in range(0, len(group), FORWARD_ROWS):
-                        idx = group[i:i + FORWARD_ROWS]
-                        rows = idx + [idx[0]] * (FORWARD_ROWS - len(idx))  # the pass's shape never changes
-                        batch = {k: torch.tensor([enc[k][j] for j in rows], dtype=torch.long) for k in keys}
-                        tokens = self.model(**batch).last_hidden_state.to(torch.float64)  # no padding
-                        out[idx] = F.normalize(tokens.mean(1), p=2, dim=1).numpy()[:len(idx)]
+                for i in range(len(texts)):
+                    batch = {k: torch.tensor([enc[k][i]], dtype=torch.long) for k in keys}
+                    tokens = self.model(**batch).last_hidden_state.to(torch.float64)
+                    out[i] = F.normalize(tokens.mean(1), p=2, dim=1).numpy()[0]
         finally:
             if threads != 1:
                 torch.set_num_threads(threads)
