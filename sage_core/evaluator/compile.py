@@ -50,7 +50,7 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
 )
 from sage_core.evaluator.text.sentences import sentences
-from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, slot_keywords
+from sage_core.evaluator.text.slot_keywords import bool_keywords, names_keyword, slot_keywords
 from sage_core.evaluator.text.user_values import (
     drop_values_in_asking_questions,
     extract_user_values,
@@ -109,7 +109,7 @@ def stated_in_reply(turn: Turn, spec: WorkflowSpec, acts: list[AgentAct],
         vt = spec.slots[slot].value_type
         if vt == "bool":  # "without insurance", "with outdoor seating"
             kws = bool_keywords(spec, slot, profile)
-            if any(keyword_match(w, k) for k in kws for w in agent_words):
+            if names_keyword(agent_words, kws):
                 out.add(slot)
         elif find_in_text(v, turn.agent, vt):
             out.add(slot)

@@ -30,7 +30,7 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
 )
 from sage_core.evaluator.text.sentences import SENTENCE_MARK, is_unmarked_question, run_on_sentences, sentences
-from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, keyword_table
+from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_table, names_keyword
 from sage_core.specs.workflow import WorkflowSpec
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def _restates_bool(turn: Turn, spec: WorkflowSpec, profile: CorpusProfile) -> bo
     for slot, v in {**turn.state_before, **turn.state_after}.items():
         if slot in spec.slots and spec.slots[slot].value_type == "bool" and str(v).lower() in ("true", "false"):
             kws = bool_keywords(spec, slot, profile)
-            if any(keyword_match(w, k) for k in kws for w in words):
+            if names_keyword(words, kws):
                 return True
     return False
 

@@ -201,13 +201,16 @@ class AnswerFit:
         fits, misfits, ends = bool(self.kinds[i] & self.asked_kinds), self.misfits(), self.other_end()
         return [(fits and misfits[j]) or (ends[j] and not ends[i]) for j in range(len(self.kinds))]
 
-    def kind_tie(self, i: int, j: int) -> bool:
-        """The question asks for either of two kinds ("when": a date or a time; counts, sums and durations left out,
-        their noun says which), slot i holds one of them and slot j another, and j is not of the other end of the
-        trip: the question asks for j as well as for i."""
+    def kind_ties(self, i: int) -> list[bool]:
+        """Per slot j: the question asks for either of two kinds ("when": a date or a time; counts, sums and durations
+        left out, their noun says which), slot i holds one of them and j another, and j is not of the other end of
+        the trip: the question asks for j as well as for i."""
         asked = self.asked_kinds - QUANTITY_KINDS
-        ki, kj = self.kinds[i] & asked, self.kinds[j] & asked
-        return i != j and len(asked) >= 2 and bool(ki) and bool(kj) and ki != kj and not self.other_end()[j]
+        ki = self.kinds[i] & asked
+        if len(asked) < 2 or not ki:
+            return [False] * len(self.kinds)
+        ends = self.other_end()
+        return [j != i and bool(k & asked) and k & asked != ki and not ends[j] for j, k in enumerate(self.kinds)]
 
     def exclusive_ends(self, probs: Sequence[float]) -> list[float]:
         """A question about one end of a trip asks for one of two siblings: each slot of the other end keeps its

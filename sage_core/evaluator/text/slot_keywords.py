@@ -3,6 +3,7 @@ words, each weighted by how specific it is to the slot."""
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Sequence
 
 from sage_core.data.profile import EMPTY_PROFILE, CorpusProfile
 from sage_core.evaluator.lru import LruDict
@@ -147,6 +148,11 @@ def keyword_match(word: str, kw: str) -> bool:
     singular or plural ("a pet-friendly flat" for pets_allowed: stems of short words are the words themselves)."""
     return (word.startswith(kw[:6]) or stem(word) == stem(kw)
             or (len(word) >= 3 and len(kw) >= 3 and (word + "s" == kw or kw + "s" == word)))
+
+
+def names_keyword(words: Sequence[str], kws: Sequence[str]) -> bool:
+    """One of ``words`` mentions one of the yes/no keywords ``kws`` (``keyword_match``)."""
+    return any(keyword_match(w, k) for k in kws for w in words)
 
 
 def bool_keywords(spec: WorkflowSpec, slot: str, profile: CorpusProfile = EMPTY_PROFILE) -> list[str]:

@@ -23,7 +23,8 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
     word_forms,
 )
-from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_match, open_choice_span, stem
+from sage_core.evaluator.text.slot_keywords import (bool_keywords, keyword_match, names_keyword, open_choice_span,
+                                                    stem)
 from sage_core.evaluator.text.user_values import asking_question_at, question_at
 from sage_core.evaluator.tool_steps import verify_tool_step_s2
 from sage_core.evaluator.verify.s1 import TurnContext
@@ -553,7 +554,7 @@ def _yes_no_reading(slot: str, value: str, ctx: TurnContext) -> Optional[str]:
     spec, state = ctx.spec, ctx.turn.state_after
 
     def says(text: str, kws: list[str]) -> bool:
-        return any(keyword_match(w, k) for w, _, _ in word_forms(text) for k in kws)
+        return names_keyword([w for w, _, _ in word_forms(text)], kws)
 
     def is_yes_no(s: str) -> bool:
         return spec.slots[s].value_type == "bool"

@@ -473,7 +473,7 @@ class Heads:
         ``slot`` (``AnswerFit.ruled_out_beside``: "What time would you like to leave?" is no question for the leaving
         date) is no rival: the pair scores tell kinds apart poorly (dev, natural WNF requests left unjudged for a
         rival of the wrong kind: "What time would you like to leave?" leaving_date, "How much money?" account_type).
-        A legal slot holding the other of the two kinds a question asks for (``AnswerFit.kind_tie``: "When are you
+        A legal slot holding the other of the two kinds a question asks for (``AnswerFit.kind_ties``: "When are you
         leaving?" asks for the date or the time) ties with ``slot`` whatever the pair scores say (gap 0): once the date
         is known the question asks for the time (dev: clean-turn WNF flags 22 -> 19, natural WNF recall unchanged).
         None when no unit asks, or no legal slot is in ``slots`` or left as a rival."""
@@ -489,8 +489,9 @@ class Heads:
                 asks = marked_question(sent) is not None or opens_with_wh(sent)
                 fit = answer_fit(sent, slots) if asks else None
                 out = fit.ruled_out_beside(i) if fit else [False] * len(names)
+                ties = fit.kind_ties(i) if fit else [False] * len(names)
                 rivals = [n for j, n in enumerate(names) if n in legal and not out[j]]
-                tied = [n for j, n in enumerate(names) if n in legal and fit and fit.kind_tie(i, j)]
+                tied = [n for j, n in enumerate(names) if n in legal and ties[j]]
                 if tied:  # "When are you leaving?" once the date is known asks for the time
                     best = (p, tied[0], 0.0)
                     continue
