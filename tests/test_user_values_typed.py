@@ -215,3 +215,18 @@ def test_a_bare_answer_to_the_one_text_slot_asked_is_its_value():
                   "Is it nearby?"):
         assert "city" not in values(STAY, reply, "Which city?"), reply
     assert values(STAY, "London.", "How can I help?") == {}  # nothing asked: a name alone is no answer
+
+
+def test_a_name_starts_after_its_preposition_and_ends_with_its_sentence():
+    """SGD dev answers where the name's capitalised run took a capitalised preposition ("In San Mateo."), ran on into
+    the next sentence ("Mister Jiu's. There'll") or lost its region after the comma ("Nairobi, Kenya")."""
+    assert values(STAY, "In San Mateo.", "Which city?") == {"city": "San Mateo"}
+    assert values(STAY, "In Toronto, Ontario please", "In which city?") == {"city": "Toronto, Ontario"}
+    assert values(STAY, "I would like to know how the weather is in Nairobi, Kenya.")["city"] == "Nairobi, Kenya"
+    assert values(STAY, "Find me a hotel in Portland, OR please")["city"] == "Portland, OR"
+    assert values(RIDE, "I want to go to Mister Jiu's. There'll be three of us.")["destination"] == "Mister Jiu's"
+    assert values(ROUTE, "From Phoenix to Sydney today.") == {"origin_city": "Phoenix", "destination_city": "Sydney"}
+    # an abbreviation's full stop ends no sentence; two names in a list stay two
+    assert values(RIDE, "Get me a cab to St. Louis Cathedral.")["destination"] == "St. Louis Cathedral"
+    assert values(FILMS, "Something directed by Tom McCarthy, starring Walter Mudu.") == {
+        "director": "Tom McCarthy", "starring": "Walter Mudu"}

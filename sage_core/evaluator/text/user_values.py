@@ -68,18 +68,15 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
     starts = {off + len(sent) - len(sent.lstrip()) for sent, off in sentences(text)}
     busy = [sp for _, sp in iter_dates(text)] + [sp for _, sp in iter_times(text)]
     addresses = list(iter_street_addresses(text))
-    for m in re.finditer(r"(?:[A-Z][\w'&.-]*)(?:,\s*[A-Z]{2,3}\b|(?:\s+(?:(?:of|by|de|la|&|and)\s+)?(?:the\s+|a\s+|an\s+)?)[A-Z][\w'&.-]*)*", text):
-        words, pos = [], m.start()
-        for w in re.split(r"\s+", m.group(0)):
-            pos = text.find(w, pos)
-            words.append((w, pos))
-            pos += len(w)
+    for words in _run_words(text):
         while words and (words[0][0].strip(".,!?").lower() in COMMON_CAPS or
-                         (words[0][1] in starts and len(words) == 1)):
+                         (words[0][1] in starts and len(words) == 1) or
+                         (words[0][0].lower() in LEAD_PREPOSITIONS and len(words) > 1)):  # "In San Mateo."
             words = words[1:]
-        while words and words[-1][0].strip(".,!?").lower() in COMMON_CAPS | {"of", "the", "and", "&"}:
-            words = words[:-1]
-        if not words:
+        while words and words[-1][0].strip(".,!?").lower() in COMMON_CAPS | {"of", "the", "and", "&"} \
+                and not (len(words) > 1 and words[-2][0].endswith(",") and words[-1][0].strip(".!?").isupper()):
+            words = words[:-1]  # "Portland, OR" keeps its region code
+        if not words or (len(words) == 1 and words[0][1] in starts):  # "Yup, Please ..." once "Please" is set aside
             continue
         a = words[0][1]
         val = text[a:words[-1][1] + len(words[-1][0])].rstrip(".,!?")
@@ -92,6 +89,38 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
             a, val = addr[0], text[addr[0]:addr[1]]
         runs.append((val, (a, a + len(val))))
     return runs
+
+
+# a capitalised preposition that opens a name's run is the sentence's, not the name's ("In Oakland please.", "From
+# Concord."): SGD train, bare answers to "Where?" questions
+LEAD_PREPOSITIONS = frozenset({"in", "at", "to", "from", "near", "around", "for", "on", "by", "into", "towards"})
+# a word ending in a full stop ends its sentence, so the name's run, unless it is an abbreviation or an initial
+# ("St. Louis", "J. Lo"); "Mister Jiu's. There'll be three of us" names Mister Jiu's
+NAME_ABBREVIATIONS = frozenset({"st", "dr", "mt", "ft", "mr", "mrs", "ms", "jr", "sr", "ave", "blvd", "rd", "no"})
+# a name's run: capitalised words joined by spaces (and the connectives a name may hold), or ", XX" for a region code
+# in either case ("Portland, OR", "Sacramento, Ca")
+_RUN = re.compile(r"(?:[A-Z][\w'&.-]*)(?:,\s*(?:[A-Z]{2,3}|[A-Z][a-z])\b(?![\w'])|"
+                  r",\s*[A-Z][a-z]{2,}\b(?![\w'])(?!,?\s+(?:(?:and|or|&)\s+)?[A-Z])|"
+                  r"(?:\s+(?:(?:of|by|de|la|&|and)\s+)?(?:the\s+|a\s+|an\s+)?)[A-Z][\w'&.-]*)*")
+
+
+def _run_words(text: str) -> list[list[tuple[str, int]]]:
+    """(word, offset) lists of each capitalised run, cut after a word that ends a sentence."""
+    out = []
+    for m in _RUN.finditer(text):
+        words, pos = [], m.start()
+        for w in re.split(r"\s+", m.group(0)):
+            pos = text.find(w, pos)
+            words.append((w, pos))
+            pos += len(w)
+            stem = w.rstrip(".")
+            if w.endswith(".") and len(stem.replace(".", "")) > 1 and "." not in stem \
+                    and stem.lower() not in NAME_ABBREVIATIONS:
+                out.append(words)
+                words = []
+        if words:
+            out.append(words)
+    return out
 
 
 def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
