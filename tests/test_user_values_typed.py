@@ -230,3 +230,17 @@ def test_a_name_starts_after_its_preposition_and_ends_with_its_sentence():
     assert values(RIDE, "Get me a cab to St. Louis Cathedral.")["destination"] == "St. Louis Cathedral"
     assert values(FILMS, "Something directed by Tom McCarthy, starring Walter Mudu.") == {
         "director": "Tom McCarthy", "starring": "Walter Mudu"}
+
+
+def test_a_name_written_in_lower_case_is_read_after_its_cue():
+    """SGD dev users who write without capitals: the words after "in" / "from" / "to" up to a function word are the
+    name; "to" opening a verb ("i want to purchase ...") and a category's own words ("to sports event") are none."""
+    assert values(STAY, "please find a therapist in oakland for me") == {"city": "oakland"}
+    assert values(STAY, "i am looking for a family counselor in st. helena") == {"city": "st. helena"}
+    assert values(STAY, "can you find me a psychologist in redwood city") == {"city": "redwood city"}
+    assert values(ROUTE, "i am traveling from sacramento, ca to anaheim, ca on 4th of march") == {
+        "origin_city": "sacramento, ca", "destination_city": "anaheim, ca"}
+    for user in ("i want to purchase a event ticket", "it's about time for me to start looking for a restaurant",
+                 "you missed to include the price for it", "tell me the number to call"):
+        assert values(STAY, user) == {}, user
+    assert values(STAY, "Please find a therapist in oakland for me") == {}  # capitals written: names are capitalised

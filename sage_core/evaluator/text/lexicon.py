@@ -172,6 +172,18 @@ NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name
 
 KIND_NOUN = re.compile(r"\b([A-Za-z][\w-]+)\s+(?:(?:type|kind|genre|sort)\s+of\s+)?(?:movies?|films?|food|cuisine|"
                        r"music|songs?|events?|shows?|restaurants?|places?|tracks?)\b", re.I)
+# words that end (or cannot open) a lower-case name after a place or person cue ("in mill valley for 2", "to get"):
+# function words, time words, counts and the verbs and evaluations users write after "to" / "in"
+LOWERCASE_NAME_STOP = frozenset("""for on at in to from with by of and or the a an me us my our your his her their it
+its this that these those some any there here then now please thanks thank today tomorrow tonight next last week
+weekend day days morning afternoon evening night noon midnight am pm instead also too as well so but if when where is
+are was be will would can could should i you we they he she people person persons tickets ticket seats seat rooms
+room bags bag go get be book find see eat leave watch play buy make check reserve rent travel fly visit stay have do
+know hear listen search look pick return send transfer take use meet stop fine good great ok okay sure yes no not
+about around near mind general advance cash town area place table there's it's i'm i'd one two three four five six
+seven eight nine ten half hour hours minutes time mood event events game games show shows movie movies film films
+concert concerts restaurant restaurants hotel hotels flight flights bus buses car cars cab taxi ride trip apartment
+house song songs music appointment reservation booking account money""".split())
 NOT_A_KIND = {"good", "nice", "great", "some", "any", "a", "the", "new", "other", "few", "more", "best", "fun",
               "interesting", "popular", "this", "that", "these", "those", "few", "online", "of", "for", "to", "see",
               "watch", "find", "like", "love", "enjoy", "want", "any", "all", "many", "local", "cool", "my", "your",

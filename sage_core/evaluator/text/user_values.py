@@ -19,6 +19,7 @@ from sage_core.evaluator.text.lexicon import (
     FUNCTION_WORDS,
     KIND_NOUN,
     LEAD_NO,
+    LOWERCASE_NAME_STOP,
     MONEY_AMOUNT,
     MONEY_WORDS,
     NAME_CUE,
@@ -73,10 +74,11 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
                          (words[0][1] in starts and len(words) == 1) or
                          (words[0][0].lower() in LEAD_PREPOSITIONS and len(words) > 1)):  # "In San Mateo."
             words = words[1:]
+        glued = any(w.endswith(",") for w, _ in words[:-1])
         while words and words[-1][0].strip(".,!?").lower() in COMMON_CAPS | {"of", "the", "and", "&"} \
                 and not (len(words) > 1 and words[-2][0].endswith(",") and words[-1][0].strip(".!?").isupper()):
             words = words[:-1]  # "Portland, OR" keeps its region code
-        if not words or (len(words) == 1 and words[0][1] in starts):  # "Yup, Please ..." once "Please" is set aside
+        if not words or (glued and len(words) == 1 and words[0][1] in starts):  # "Yup, Please ..." less "Please"
             continue
         a = words[0][1]
         val = text[a:words[-1][1] + len(words[-1][0])].rstrip(".,!?")
@@ -123,6 +125,48 @@ def _run_words(text: str) -> list[list[tuple[str, int]]]:
     return out
 
 
+# the cue words before a name that ``_anchored_text_values`` reads ("in", "from", "to" ...)
+_LOWER_CUE = re.compile(r"\b(?:in|near|around|from|to|towards|visiting)\s+", re.I)
+# "to" after these opens a verb, not a place or a person ("i want to purchase", "need to checked in larkspur")
+_TO_VERB_BEFORE = frozenset("""want wants wish need needs like love have has had is am are was were able about time trying
+try ready plan planning hoping hope used going me us you him them""".split())
+LOWERCASE_NAME_MAX_WORDS = 3
+
+
+def lowercase_runs(text: str) -> list[tuple[str, Span]]:
+    """Names in an utterance written without capitals ("please find a therapist in oakland for me", "from sacramento,
+    ca to anaheim, ca"): the words after a place or person cue, up to ``LOWERCASE_NAME_MAX_WORDS``, a punctuation mark
+    or a word of ``LOWERCASE_NAME_STOP``, with a two-letter region after a comma. Empty for text with a capital letter,
+    whose names ``capitalised_runs`` finds."""
+    if text != text.lower():
+        return []
+    runs = []
+    for m in _LOWER_CUE.finditer(text):
+        before = tokens(text[max(0, m.start() - 24):m.start()])[-1:]
+        if m.group(0).strip() == "to" and before and before[0] in _TO_VERB_BEFORE \
+                and not text[:m.start()].rstrip().endswith("going"):
+            continue
+        words = []
+        for w in re.finditer(r"[a-z][a-z'&.-]*", text[m.end():]):
+            a, b = m.end() + w.start(), m.end() + w.end()
+            gap = text[(words[-1][3] if words else m.end()):a]
+            word = w.group(0).rstrip(".")
+            if (words and not re.fullmatch(r"\s+|,\s*", gap)) or (not words and gap) or word in LOWERCASE_NAME_STOP \
+                    or (not words and m.group(0).strip() == "to" and word.endswith("ing")):  # "change it to leaving"
+                break
+            ends = re.fullmatch(r"[\s.!?]*", text[b:]) is not None
+            if "," in gap and not (len(word) == 2 or ends):
+                break  # a region joins across a comma: "sacramento, ca", "... in london, england."
+            abbreviation = w.group(0).endswith(".") and word in NAME_ABBREVIATIONS  # "in st. helena"
+            words.append((word, a, a + len(word) + abbreviation, b))
+            if "," in gap or (w.group(0).endswith(".") and not abbreviation) or len(words) == LOWERCASE_NAME_MAX_WORDS:
+                break
+        if words:
+            a, b = words[0][1], words[-1][2]
+            runs.append((text[a:b], (a, b)))
+    return runs
+
+
 def _capitalised_run(text: str) -> Optional[tuple[str, Span]]:
     runs = capitalised_runs(text)
     return runs[0] if len(runs) == 1 else None
@@ -146,7 +190,9 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
                           profile: CorpusProfile) -> list[tuple[str, str, Span, float]]:
     """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
     out = []
-    runs = capitalised_runs(text)
+    value_words = {w for sp in spec.slots.values() for pv in sp.possible_values for w in tokens(pv)}
+    lower = [r for r in lowercase_runs(text) if not value_words & set(tokens(r[0]))]  # "to sports event": a category
+    runs = capitalised_runs(text) + lower
     # a capitalised name is never a sum ("send it to Yumi" says nothing of amount_to_send)
     slots = [s for s in slots if not any(t in MONEY_WORDS + AMOUNT_SLOT_WORDS for t in tokens(s.replace("_", " ")))]
     place = [s for s in slots if any(t in PLACE_WORDS for t in tokens(s.replace("_", " ")))
@@ -175,7 +221,8 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
             target = cue_slots["from"][0]
         elif (before in ("to", "visiting", "towards") or prev[-2:] == ["going", "to"]) and len(cue_slots["to"]) == 1:
             target = cue_slots["to"][0]
-        elif before in ("to", "visiting", "towards") and not cue_slots["to"] and len(place) == 1:
+        elif before in ("to", "visiting", "towards") and not cue_slots["to"] and len(place) == 1 \
+                and (val, (a, b)) not in lower:  # "to include" / "to call" in lower case: a verb, no place
             target = place[0]
         elif before in ("from", "to", "with", "pay", "send") and len(cue_slots["person"]) == 1:
             target = cue_slots["person"][0]
