@@ -172,6 +172,15 @@ NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name
 
 KIND_NOUN = re.compile(r"\b([A-Za-z][\w-]+)\s+(?:(?:type|kind|genre|sort)\s+of\s+)?(?:movies?|films?|food|cuisine|"
                        r"music|songs?|events?|shows?|restaurants?|places?|tracks?)\b", re.I)
+# a capitalised preposition that opens a name's run is the sentence's, not the name's ("In Oakland please.", "From
+# Concord."): bare answers to "Where?" questions in dev user turns
+LEAD_PREPOSITIONS = frozenset({"in", "at", "to", "from", "near", "around", "for", "on", "by", "into", "towards"})
+# a word ending in a full stop ends its sentence, so the name's run, unless it is an abbreviation or an initial
+# ("St. Louis", "J. Lo"); "Mister Jiu's. There'll be three of us" names Mister Jiu's
+NAME_ABBREVIATIONS = frozenset({"st", "dr", "mt", "ft", "mr", "mrs", "ms", "jr", "sr", "ave", "blvd", "rd", "no"})
+# "to" after these opens a verb, not a place or a person ("i want to purchase", "need to checked in larkspur")
+TO_VERB_BEFORE = frozenset("""want wants wish need needs like love have has had is am are was were able about time
+trying try ready plan planning hoping hope used going me us you him them""".split())
 # words that end (or cannot open) a lower-case name after a place or person cue ("in mill valley for 2", "to get"):
 # function words, time words, counts and the verbs and evaluations users write after "to" / "in"
 LOWERCASE_NAME_STOP = frozenset("""for on at in to from with by of and or the a an me us my our your his her their it

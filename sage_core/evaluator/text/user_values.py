@@ -19,9 +19,11 @@ from sage_core.evaluator.text.lexicon import (
     FUNCTION_WORDS,
     KIND_NOUN,
     LEAD_NO,
+    LEAD_PREPOSITIONS,
     LOWERCASE_NAME_STOP,
     MONEY_AMOUNT,
     MONEY_WORDS,
+    NAME_ABBREVIATIONS,
     NAME_CUE,
     NEGATED_AFTER,
     NEGATION,
@@ -31,6 +33,7 @@ from sage_core.evaluator.text.lexicon import (
     PLACE_WORDS,
     RANGE_END_WORDS,
     REJECTED_BEFORE,
+    TO_VERB_BEFORE,
     TYPE_LIKE,
     Span,
 )
@@ -93,12 +96,6 @@ def capitalised_runs(text: str) -> list[tuple[str, Span]]:
     return runs
 
 
-# a capitalised preposition that opens a name's run is the sentence's, not the name's ("In Oakland please.", "From
-# Concord."): SGD train, bare answers to "Where?" questions
-LEAD_PREPOSITIONS = frozenset({"in", "at", "to", "from", "near", "around", "for", "on", "by", "into", "towards"})
-# a word ending in a full stop ends its sentence, so the name's run, unless it is an abbreviation or an initial
-# ("St. Louis", "J. Lo"); "Mister Jiu's. There'll be three of us" names Mister Jiu's
-NAME_ABBREVIATIONS = frozenset({"st", "dr", "mt", "ft", "mr", "mrs", "ms", "jr", "sr", "ave", "blvd", "rd", "no"})
 # a name's run: capitalised words joined by spaces (and the connectives a name may hold), or ", XX" for a region code
 # in either case ("Portland, OR", "Sacramento, Ca")
 _RUN = re.compile(r"(?:[A-Z][\w'&.-]*)(?:,\s*(?:[A-Z]{2,3}|[A-Z][a-z])\b(?![\w'])|"
@@ -127,9 +124,6 @@ def _run_words(text: str) -> list[list[tuple[str, int]]]:
 
 # the cue words before a name that ``_anchored_text_values`` reads ("in", "from", "to" ...)
 _LOWER_CUE = re.compile(r"\b(?:in|near|around|from|to|towards|visiting)\s+", re.I)
-# "to" after these opens a verb, not a place or a person ("i want to purchase", "need to checked in larkspur")
-_TO_VERB_BEFORE = frozenset("""want wants wish need needs like love have has had is am are was were able about time trying
-try ready plan planning hoping hope used going me us you him them""".split())
 LOWERCASE_NAME_MAX_WORDS = 3
 
 
@@ -143,7 +137,7 @@ def lowercase_runs(text: str) -> list[tuple[str, Span]]:
     runs = []
     for m in _LOWER_CUE.finditer(text):
         before = tokens(text[max(0, m.start() - 24):m.start()])[-1:]
-        if m.group(0).strip() == "to" and before and before[0] in _TO_VERB_BEFORE \
+        if m.group(0).strip() == "to" and before and before[0] in TO_VERB_BEFORE \
                 and not text[:m.start()].rstrip().endswith("going"):
             continue
         words = []
@@ -190,8 +184,10 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
                           profile: CorpusProfile) -> list[tuple[str, str, Span, float]]:
     """Free-text values anchored by cue words: "in Portland" (a place slot), "album Joanne", "titled Phone home"."""
     out = []
-    value_words = {w for sp in spec.slots.values() for pv in sp.possible_values for w in tokens(pv)}
-    lower = [r for r in lowercase_runs(text) if not value_words & set(tokens(r[0]))]  # "to sports event": a category
+    lower = lowercase_runs(text)
+    if lower:  # "to sports event" names a category, no place
+        value_words = {w for sp in spec.slots.values() for pv in sp.possible_values for w in tokens(pv)}
+        lower = [r for r in lower if not value_words & set(tokens(r[0]))]
     runs = capitalised_runs(text) + lower
     # a capitalised name is never a sum ("send it to Yumi" says nothing of amount_to_send)
     slots = [s for s in slots if not any(t in MONEY_WORDS + AMOUNT_SLOT_WORDS for t in tokens(s.replace("_", " ")))]
