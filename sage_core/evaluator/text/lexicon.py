@@ -180,14 +180,14 @@ LEAD_PREPOSITIONS = frozenset({"in", "at", "to", "from", "near", "around", "for"
 NAME_ABBREVIATIONS = frozenset({"st", "dr", "mt", "ft", "mr", "mrs", "ms", "jr", "sr", "ave", "blvd", "rd", "no"})
 # "to" after these opens a verb, not a place or a person ("i want to purchase", "need to checked in larkspur")
 TO_VERB_BEFORE = frozenset("""want wants wish need needs like love have has had is am are was were able about time
-trying try ready plan planning hoping hope used going me us you him them""".split())
+trying try ready plan planning hoping hope used me us you him them""".split())
 # words that end (or cannot open) a lower-case name after a place or person cue ("in mill valley for 2", "to get"):
 # function words, time words, counts and the verbs and evaluations users write after "to" / "in"
 LOWERCASE_NAME_STOP = frozenset("""for on at in to from with by of and or the a an me us my our your his her their it
 its this that these those some any there here then now please thanks thank today tomorrow tonight next last week
 weekend day days morning afternoon evening night noon midnight am pm instead also too as well so but if when where is
 are was be will would can could should i you we they he she people person persons tickets ticket seats seat rooms
-room bags bag go get be book find see eat leave watch play buy make check reserve rent travel fly visit stay have do
+room bags bag go get book find see eat leave watch play buy make check reserve rent travel fly visit stay have do
 know hear listen search look pick return send transfer take use meet stop fine good great ok okay sure yes no not
 about around near mind general advance cash town area place table there's it's i'm i'd one two three four five six
 seven eight nine ten half hour hours minutes time mood event events game games show shows movie movies film films

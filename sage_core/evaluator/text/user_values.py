@@ -136,27 +136,27 @@ def lowercase_runs(text: str) -> list[tuple[str, Span]]:
         return []
     runs = []
     for m in _LOWER_CUE.finditer(text):
+        to = m.group(0).strip() == "to"
         before = tokens(text[max(0, m.start() - 24):m.start()])[-1:]
-        if m.group(0).strip() == "to" and before and before[0] in TO_VERB_BEFORE \
-                and not text[:m.start()].rstrip().endswith("going"):
+        if to and before and before[0] in TO_VERB_BEFORE:  # "going to" names a place
             continue
-        words = []
+        words: list[tuple[int, int, int]] = []  # (start, end of the name's part, end of the written word)
         for w in re.finditer(r"[a-z][a-z'&.-]*", text[m.end():]):
             a, b = m.end() + w.start(), m.end() + w.end()
-            gap = text[(words[-1][3] if words else m.end()):a]
+            gap = text[(words[-1][2] if words else m.end()):a]
             word = w.group(0).rstrip(".")
             if (words and not re.fullmatch(r"\s+|,\s*", gap)) or (not words and gap) or word in LOWERCASE_NAME_STOP \
-                    or (not words and m.group(0).strip() == "to" and word.endswith("ing")):  # "change it to leaving"
+                    or (not words and to and word.endswith("ing")):  # "change it to leaving"
                 break
             ends = re.fullmatch(r"[\s.!?]*", text[b:]) is not None
             if "," in gap and not (len(word) == 2 or ends):
                 break  # a region joins across a comma: "sacramento, ca", "... in london, england."
             abbreviation = w.group(0).endswith(".") and word in NAME_ABBREVIATIONS  # "in st. helena"
-            words.append((word, a, a + len(word) + abbreviation, b))
+            words.append((a, b if abbreviation else a + len(word), b))
             if "," in gap or (w.group(0).endswith(".") and not abbreviation) or len(words) == LOWERCASE_NAME_MAX_WORDS:
                 break
         if words:
-            a, b = words[0][1], words[-1][2]
+            a, b = words[0][0], words[-1][1]
             runs.append((text[a:b], (a, b)))
     return runs
 
