@@ -30,6 +30,8 @@ def test_slot_kinds_come_from_the_slot_wording(name, desc, kinds):
     ("To whom?", {"PERSON"}),
     ("Who should I send it to?", {"PERSON"}),
     ("How many people will be there?", {"COUNT"}),
+    ("How many days should I make the reservation for?", {"DURATION"}),  # SGD dev: a length of stay, not a count
+    ("How many nights?", {"DURATION"}),
     ("Transfer how much?", {"AMOUNT"}),
     ("How much time will you need the car for?", {"DURATION", "COUNT"}),  # not a sum
     ("How much longer will you stay?", {"DURATION", "COUNT"}),
@@ -94,6 +96,14 @@ def test_exclusive_kinds_lowers_slots_of_another_kind_only_beside_one_that_fits(
     assert answer_fit("Anything else?", slots).exclusive_kinds([0.8, 0.9, 0.1]) == [0.8, 0.9, 0.1]
     # no slot holds what is asked for ("how long" of a rental with only dates): nothing to yield to
     assert answer_fit("How long do you need it?", slots[:2]).exclusive_kinds([0.7, 0.2]) == [0.7, 0.2]
+
+
+def test_a_question_for_a_number_of_days_fits_the_length_of_stay_not_a_count_of_rooms():
+    slots = [("check_in_date", "Date of check in"), ("stay_length", "Length of stay in days"),
+             ("number_of_rooms", "Number of rooms to reserve")]
+    fit = answer_fit("How many days will you need the reservation for?", slots)  # SGD dev
+    assert fit.kind_agreement() == [(0.0, 1.0), (1.0, 0.0), (0.0, 1.0)]
+    assert answer_fit("How many rooms?", slots).kind_agreement() == [(0.0, 1.0), (0.0, 1.0), (1.0, 0.0)]
 
 
 def test_a_question_asking_either_of_two_kinds_ties_the_slots_holding_them():
