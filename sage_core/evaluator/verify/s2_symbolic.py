@@ -81,6 +81,7 @@ YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
 RELATIVE_YEAR = re.compile(r"\b(?:(?:\w+|\d+)\s+years?\s+(?:ago|back|before|earlier)|(?:last|this|past|previous|current)"
                            r"\s+(?:\w+\s+)?years?)\b", re.I)
 ANNOTATED_ACT_SCALE = 0.9  # WNF / PC: an annotated act's margin (an extracted act's is its confidence)
+WRITTEN_TRUE = ("true", "yes")  # how a state writes "yes" for a yes/no slot
 
 # value comparisons ignore function words and the generic nouns of venue names ("Taj Mahal restaurant")
 STOP = FUNCTION_WORDS | {"restaurant", "bar", "grill", "cafe", "inc", "hotel", "inn", "theater", "theatre", "center",
@@ -481,7 +482,7 @@ class GroundingBackend:
                             asked = asked or (k, q)
                             continue
                         neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
-                        val_true = str(value).strip().lower() in ("true", "yes")
+                        val_true = str(value).strip().lower() in WRITTEN_TRUE
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
         if asked is not None:
@@ -566,7 +567,7 @@ def _yes_no_reading(slot: str, value: str, ctx: TurnContext) -> Optional[str]:
         return next((s for s, v in sorted(state.items()) if s != slot and s in spec.slots and not is_yes_no(s)
                      and str(v or "").strip() and says(str(v), kws)), None)
     return next((s for s, v in sorted(state.items()) if s != slot and s in spec.slots and is_yes_no(s)
-                 and str(v).strip().lower() in ("true", "yes") and says(value, bool_keywords(spec, s, ctx.profile))),
+                 and str(v).strip().lower() in WRITTEN_TRUE and says(value, bool_keywords(spec, s, ctx.profile))),
                 None)
 
 
