@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+# the units a length of time is counted in ("how many nights")
+_TIME_UNITS = r"(?:days|nights|weeks|months|years|hours|minutes)"
 # question phrases -> the kinds of value they ask for ("when" asks for a date or a time)
 QUESTION_KINDS: tuple[tuple[re.Pattern, frozenset], ...] = tuple((re.compile(p, re.I), frozenset(k)) for p, k in (
     # "how many days / nights ...?" asks for a length of time, not a count of things (dev: "How many days should I make
     # the reservation for?" read as a count ruled out the stay length and favoured the number of rooms)
-    (r"\bhow many\b(?!\s+(?:days|nights|weeks|months|years|hours|minutes)\b)", {"COUNT"}),
-    (r"\bhow many\s+(?:days|nights|weeks|months|years|hours|minutes)\b", {"DURATION"}),
+    (r"\bhow many\b(?!\s+" + _TIME_UNITS + r"\b)", {"COUNT"}),
+    (r"\bhow many\s+" + _TIME_UNITS + r"\b", {"DURATION"}),
     (r"\bhow much\b(?!\s+(?:time|longer)\b)", {"AMOUNT"}),
     (r"\bhow long\b|\bhow much (?:time|longer)\b", {"DURATION", "COUNT"}),
     (r"\b(?:what|which|at what)\s+(?:time|hour)s?\b", {"TIME"}),
