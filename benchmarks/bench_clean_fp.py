@@ -77,17 +77,9 @@ def main(argv=None) -> int:
 
 
 def _train_services(folder: Path) -> set:
-    """Services that have dialogues in the SGD train folder (empty when it is not there). Not the train schema: it lists
-    26 services, but the shared train dialogues hold 20 of them (no Travel_1, Hotels_1, Weather_1, ...), and a service
-    the heads never saw a dialogue of is unseen, whatever the schema file says."""
-    import json
-    out: set = set()
-    for f in sorted(Path(folder).glob("dialogues_*.json")):
-        try:
-            out.update(svc for d in json.loads(f.read_text(encoding="utf-8")) for svc in d.get("services", ()))
-        except (OSError, ValueError, TypeError, AttributeError):
-            return set()
-    return out
+    """Services that have dialogues in the SGD train folder (``services_with_dialogues``)."""
+    from sage_core.corpora.sgd.loader import services_with_dialogues
+    return services_with_dialogues(folder)
 
 
 if __name__ == "__main__":

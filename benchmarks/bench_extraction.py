@@ -5,8 +5,10 @@ Every SGD test turn is loaded with its annotated ``agent_acts`` / ``user_values`
 (the gold); the evaluator's own evidence function extracts them again from the
 text with the annotations stripped (the prediction). SGD-X: the test turns are
 remapped onto each variant's schema (renamed slots/intents, paraphrased
-descriptions; utterances unchanged) and extracted with that schema. Prints
-figures only (no asserts). Measurement code: ``sage_core.science.extraction_eval``.
+descriptions; utterances unchanged) and extracted with that schema. The split's
+turns are also scored by how new their service is to the heads: services with
+train dialogues, new services of a domain train has, domains train has none of.
+Prints figures only (no asserts). Measurement code: ``sage_core.science.extraction_eval``.
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_extraction.py [--split test] [--no-sgdx] [--slots 25] [--json out.json]
         [--replies-without-marks]
@@ -71,6 +73,36 @@ def print_scores(title: str, sc, n_slots: int) -> None:
                   + "; ".join(f"{s} {c.support} P {_f(c.precision)} R {_f(c.recall)}" for s, c in rows))
 
 
+def _remembered(fn, done: dict):
+    """``fn`` remembering its evidence per turn id in ``done`` (the grouped figures re-score the same turns)."""
+    def evidence(bare, spec):
+        key = (bare.turn_id, spec.id)
+        if key not in done:
+            done[key] = fn(bare, spec)
+        return done[key]
+    return evidence
+
+
+NOVELTY = ("services with train dialogues", "new services of a domain in train", "domains without train dialogues")
+
+
+def novelty_groups(turns, registry, train_folder: Path) -> dict:
+    """The turns split by how new their service is to the heads: {group (``NOVELTY``): (services, turns)}; empty when
+    the train folder has no dialogues. A domain is a service's name without its number (``service_domain``)."""
+    from sage_core.corpora.sgd.loader import service_domain, services_with_dialogues
+    seen = services_with_dialogues(train_folder)
+    if not seen:
+        return {}
+    domains = {service_domain(s) for s in seen}
+    out: dict = {name: (set(), []) for name in NOVELTY}
+    for t in turns:
+        service = registry.get(t.workflow).service
+        name = NOVELTY[0] if service in seen else NOVELTY[1] if service_domain(service) in domains else NOVELTY[2]
+        out[name][0].add(service)
+        out[name][1].append(t)
+    return {name: (sorted(services), part) for name, (services, part) in out.items() if part}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "sgd"))
@@ -80,6 +112,8 @@ def main(argv=None) -> int:
     ap.add_argument("--slots", type=int, default=15, help="per-slot rows to print (by support)")
     ap.add_argument("--json", default=None, help="write every figure (incl. all slots) here")
     ap.add_argument("--no-heads", action="store_true", help="keyword rules only (no learned heads)")
+    ap.add_argument("--train", default=None, help="the SGD train folder whose dialogues say which services and domains "
+                                                  "the heads were fitted on (default: beside the split)")
     ap.add_argument("--replies-without-marks", action="store_true",
                     help="robustness check: take every '.', '!' and '?' out of the agent replies (as a transcript or a "
                          "hurried chat writes them); the annotations stay the gold")
@@ -107,12 +141,27 @@ def main(argv=None) -> int:
     fn, match = evidence_fn(registry, heads), value_match()
     out = {}
     t0 = time.perf_counter()
-    sc = measure_extraction(turns, registry, fn, match)
+    done: dict = {}
+    sc = measure_extraction(turns, registry, _remembered(fn, done), match)
     secs = time.perf_counter() - t0
     how = ", agent replies without '.', '!', '?'" if args.replies_without_marks else ""
     print(f"SGD {args.split}{how}, text-only extraction vs annotations ({1000 * secs / max(len(turns), 1):.2f} ms/turn)")
     print_scores(f"SGD {args.split} (original schema)", sc, args.slots)
     out["original"] = sc.as_dict()
+    groups = novelty_groups(turns, registry, Path(args.train) if args.train else Path(args.data) / "train")
+    if groups:
+        out["by_novelty"] = {}
+        print(f"\n## SGD {args.split} by what the heads were fitted on (train dialogues)")
+        print(f"{'services':<40} {'turns':>6} {'req P':>6} {'req R':>6} {'REQUEST R':>9} {'commit P':>8} "
+              f"{'commit R':>8} {'val P':>6} {'val R':>6}")
+        for name, (services, part) in groups.items():
+            g = measure_extraction(part, registry, _remembered(fn, done), match)
+            out["by_novelty"][name] = {"services": services, **g.as_dict()}
+            c, q = g.acts.get(COMMIT), g.acts.get("REQUEST")
+            print(f"{name + f' ({len(services)})':<40} {g.turns:>6} {_f(g.requests.precision):>6} "
+                  f"{_f(g.requests.recall):>6} {_f(q.recall) if q else 'n/a':>9} "
+                  f"{_f(c.precision) if c else 'n/a':>8} {_f(c.recall) if c else 'n/a':>8} "
+                  f"{_f(g.values.precision):>6} {_f(g.values.recall):>6}")
     sgdx_root = Path(args.data) / "sgd_x"
     if not args.no_sgdx and args.split == "test" and sgdx_root.is_dir():
         summary = []

@@ -431,3 +431,23 @@ def remap_turns(turns: Iterable[Turn], mapping: SgdxMapping, variant_registry: W
         n.meta = dict(t.meta, sgdx_variant=variant_registry.source, orig_workflow=t.workflow)
         out.append(n)
     return out
+
+
+def services_with_dialogues(folder: Any) -> set[str]:
+    """Services that have dialogues in an SGD split folder (empty when it is not there or a file is unreadable). Not the
+    split's schema: SGD train's lists 26 services, its dialogues hold 20 (no Travel_1, Hotels_1, Weather_1, ...), and a
+    service no model was fitted on a dialogue of is new, whatever the schema file says."""
+    import json
+    out: set[str] = set()
+    for f in sorted(Path(folder).glob("dialogues_*.json")):
+        try:
+            out.update(svc for d in json.loads(f.read_text(encoding="utf-8")) for svc in d.get("services", ()))
+        except (OSError, ValueError, TypeError, AttributeError):
+            return set()
+    return out
+
+
+def service_domain(service: str) -> str:
+    """An SGD service's domain: its name without the trailing number (``Hotels_4`` -> ``Hotels``)."""
+    import re
+    return re.sub(r"_\d+$", "", service)
