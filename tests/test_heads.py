@@ -854,3 +854,38 @@ def test_pair_score_is_the_mean_over_the_slot_renderings(heads):
     assert np.allclose(heads.pair_scores(sent, slots), want, atol=1e-9)
     assert not np.allclose(parts[0], parts[1])  # the renderings do differ
     assert "destination?" in request_units("What is your departure city and destination?")  # SGD dev
+
+
+def test_training_sample_can_be_restricted_to_some_services(shared_data):
+    """``collect(services=...)`` keeps the dialogue turns of those services only (the domain-held-out benchmark fits
+    the slot head without whole domains): every sentence is scored against that service's slots."""
+    from sage_core.science.heads.train import collect, request_slots, request_units, _load
+    dev = shared_data / "sgd" / "dev"
+    _, reg = _load(dev)
+    banks = {tuple(n for n, _ in request_slots(w)) for w in reg if w.service == "Banks_2"}
+    some = collect(dev, 0, 40, 1, units=request_units, slots_of=request_slots, services={"Banks_2"})
+    assert some.sentences and {tuple(n for n, _ in slots) for _, _, slots, _ in some.sentences} <= banks
+    every = collect(dev, 0, 40, 1, units=request_units, slots_of=request_slots)
+    assert {tuple(n for n, _ in slots) for _, _, slots, _ in every.sentences} - banks
+
+
+def test_embedding_cache_is_written_whole_and_extended(tmp_path, monkeypatch):
+    """The experiments' embedding cache is written beside its path and then moved into place (a run killed while
+    writing left a truncated .npz the next run could not open), and grows with new strings only."""
+    import numpy as np
+    import sage_core.evaluator.verify.s2_encoders as enc
+    from sage_core.science.heads.train import cached_embedder
+    asked = []
+
+    def fake_embed(strings):
+        asked.append(list(strings))
+        return {s: np.full(3, float(len(s))) for s in strings}
+    monkeypatch.setattr(enc, "embed_float64", fake_embed)
+    path = tmp_path / "emb.npz"
+    embed = cached_embedder(path)
+    assert embed(["ab"])["ab"].tolist() == [2.0, 2.0, 2.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.npz"]
+    got = cached_embedder(path)(["ab", "abc"])
+    assert asked == [["ab"], ["abc"]] and got["abc"].tolist() == [3.0, 3.0, 3.0]
+    with np.load(path) as z:
+        assert z["keys"].tolist() == ["ab", "abc"]

@@ -23,12 +23,13 @@ committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Collection, Optional
 
 import numpy as np
 
@@ -110,20 +111,23 @@ def assign_requests(split: Split, z: np.ndarray) -> Split:
 
 def collect(folder: Path, n_replies: int, n_requests: int, seed: int,
             units: Callable[[str], list[str]] = question_sentences,
-            slots_of: Callable = schema_slots) -> Split:
+            slots_of: Callable = schema_slots, services: Optional[Collection[str]] = None) -> Split:
     """A seeded sample of annotated agent replies (acts) and request sentences (slots) of one split; ``units``
     cuts a reply into the pieces the slot head scores (train: its question sentences, labelled per reply; the slot
     head's fit assigns each label to one of them, ``assign_requests``;
     dev: ``request_units``, as the evaluator scores them, so the threshold is chosen on what inference does);
     ``slots_of`` gives the slots each sentence is scored against (train: every slot of the schema, result slots
     being negatives the pair MLP learns from; dev: ``request_slots``, as the evaluator scores them: dev AP of
-    requested pairs 0.932 -> 0.943 with the head fitted on every slot, 0.927 with train restricted as well)."""
+    requested pairs 0.932 -> 0.943 with the head fitted on every slot, 0.927 with train restricted as well).
+    ``services``: only the dialogue turns of these services (all when None)."""
     turns, reg = _load(folder)
     rows = []
     for t in turns:
         if t.agent_acts is None or not (t.agent or "").strip():
             continue
         spec = reg.get(t.workflow)
+        if services is not None and spec.service not in services:
+            continue
         slots = slots_of(spec)
         req = frozenset(a.slot for a in t.agent_acts if a.act == "REQUEST" and a.slot in spec.slots)
         rows.append((t.agent.strip(), frozenset(a.act for a in t.agent_acts), tuple(slots), req))
@@ -445,7 +449,10 @@ def cached_embedder(path: Path) -> Callable:
         if todo:
             have.update(_e(todo))
             keys = sorted(have)
-            np.savez(path, keys=np.asarray(keys), vecs=np.stack([have[k] for k in keys]).astype(np.float64))
+            part = path.with_name(path.name + ".part")  # written whole, then moved: a run killed mid-write leaves
+            with open(part, "wb") as f:                 # the previous cache readable
+                np.savez(f, keys=np.asarray(keys), vecs=np.stack([have[k] for k in keys]).astype(np.float64))
+            os.replace(part, path)
         return {s: have[s] for s in strings}
     return embed
 
@@ -457,6 +464,60 @@ def _rounded(embed: Callable, strings: list[str]) -> dict:
     """Embeddings as the fits see them: float64 rounded to ``EMB_DECIMALS`` decimals, so float noise of the encoder
     (~1e-15 in float64) cannot reach the fits."""
     return {k: np.round(np.asarray(v, dtype=np.float64), EMB_DECIMALS) for k, v in embed(strings).items()}
+
+
+@dataclass
+class SlotFit:
+    """A fitted slot head (``fit_slot_head``) and how it scores the dev sentences it was calibrated on."""
+
+    params: dict  # the pair MLP
+    rank_w: np.ndarray  # the listwise logistic stage (``RANK_FEATURES``)
+    rank_b: float
+    platt: tuple[float, float]
+    threshold: float  # the most recall at ``DEV_PRECISION["slots"]`` on the dev (reply, slot) pairs
+    n_pairs: int
+    dev_p: np.ndarray  # per dev (reply, slot), sorted: the best calibrated p over the reply's request units
+    dev_y: np.ndarray  # ... and whether the reply requests the slot
+
+
+def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: int,
+                  log: Callable[[str], None] = lambda s: None) -> SlotFit:
+    """The slot head: a pair MLP fitted on ``train``, a listwise logistic over the slots of each sentence (fitted on
+    the MLP's out-of-fold scores, ``service_folds``), Platt scaling and the decision threshold on ``dev``.
+    ``act_params``: the act head's MLP, whose REQUEST logit (column ``req_j``) is a listwise feature."""
+    from sklearn.linear_model import LogisticRegression
+    Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True)
+    z_first = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS, fit_all=False)[0]
+    train = assign_requests(train, z_first)
+    ys = pair_labels(train)  # the pairs, and so Xs, are unchanged: only labels moved
+    log("slot head labels assigned to one question each")
+    # scored as at inference: the mean over the slot's renderings (``Heads.pair_scores``)
+    views = rendering_views(train, emb)
+    z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
+                                            lambda f: log(f"slot head fold {f}"), views=views)
+    del views
+    zreq_train = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
+                  for _, sent, _, _ in train.sentences}
+    zreq_dev = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
+                for _, sent, _, _ in dev.sentences}
+    R = slot_rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)],
+                           _answers(train))
+    rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
+    ysd, gd = pair_labels(dev), pair_groups(dev)
+    zd = averaged_logits(slot_params, rendering_views(dev, emb))
+    sd = slot_rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)], _answers(dev)) \
+        @ rank.coef_[0] + rank.intercept_[0]
+    sa, sb = _platt(sd, ysd)
+    pd_ = sigmoid(sa * sd + sb)
+    # turn level: (reply, slot) is requested when any of its question sentences scores it
+    bestp: dict = {}
+    for key, p, y in zip(gd, pd_, ysd):
+        if p > bestp.get(key, (-1.0, 0))[0]:
+            bestp[key] = (float(p), int(y))
+    bp = np.asarray([v[0] for _, v in sorted(bestp.items())])
+    by = np.asarray([v[1] for _, v in sorted(bestp.items())])
+    return SlotFit(params=slot_params, rank_w=rank.coef_[0], rank_b=float(rank.intercept_[0]), platt=(sa, sb),
+                   threshold=_threshold(bp, by, DEV_PRECISION["slots"]), n_pairs=len(ys), dev_p=bp, dev_y=by)
 
 
 def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callable] = None,
@@ -512,40 +573,7 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
         log(f"act {act}: platt=({a:.3f}, {b:.3f}) threshold={T[act]}")
     req_j = ACTS.index("REQUEST")
 
-    # --- slot head: pair MLP, then a listwise logistic over the slots of the sentence -----------------------
-    Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True)
-    z_first = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS, fit_all=False)[0]
-    train = assign_requests(train, z_first)
-    ys = pair_labels(train)  # the pairs, and so Xs, are unchanged: only labels moved
-    log(f"slot head labels assigned to one question each ({time.perf_counter() - t0:.1f} s)")
-    # scored as at inference: the mean over the slot's renderings (``Heads.pair_scores``)
-    views = rendering_views(train, emb)
-    z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
-                                            lambda f: log(f"slot head fold {f} ({time.perf_counter() - t0:.1f} s)"),
-                                            views=views)
-    del views
-    zreq_train = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
-                  for _, sent, _, _ in train.sentences}
-    zreq_dev = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
-                for _, sent, _, _ in dev.sentences}
-    R = slot_rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)],
-                           _answers(train))
-    from sklearn.linear_model import LogisticRegression
-    rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
-    ysd, gd = pair_labels(dev), pair_groups(dev)
-    zd = averaged_logits(slot_params, rendering_views(dev, emb))
-    sd = slot_rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)], _answers(dev)) \
-        @ rank.coef_[0] + rank.intercept_[0]
-    sa, sb = _platt(sd, ysd)
-    pd_ = sigmoid(sa * sd + sb)
-    # turn level: (reply, slot) is requested when any of its question sentences scores it
-    bestp: dict = {}
-    for key, p, y in zip(gd, pd_, ysd):
-        if p > bestp.get(key, (-1.0, 0))[0]:
-            bestp[key] = (float(p), int(y))
-    bp = np.asarray([v[0] for _, v in sorted(bestp.items())])
-    by = np.asarray([v[1] for _, v in sorted(bestp.items())])
-    st = _threshold(bp, by, DEV_PRECISION["slots"])
+    slot = fit_slot_head(train, dev, emb, act_params, req_j, lambda m: log(f"{m} ({time.perf_counter() - t0:.1f} s)"))
     vtrain = collect_values(sgd / "train", sizes["train_values"], SEED)
     vdev = collect_values(sgd / "dev", sizes["dev_values"], SEED + 1)
     emb.update(_rounded(embed, value_strings(vtrain + vdev)))
@@ -558,17 +586,17 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     qdev = collect_user_questions(sgd / "dev", sizes["dev_questions"], SEED + 1)
     emb.update(_rounded(embed, sorted({q for q, _ in qtrain + qdev})))
     informs = fit_informs_head(qtrain, qdev, emb, log)
-    log(f"slot head: {len(ys)} train pairs, rank w={np.round(rank.coef_[0], 3).tolist()} platt=({sa:.3f}, {sb:.3f}) "
-        f"threshold={st} ({time.perf_counter() - t0:.1f} s)")
+    log(f"slot head: {slot.n_pairs} train pairs, rank w={np.round(slot.rank_w, 3).tolist()} "
+        f"platt=({slot.platt[0]:.3f}, {slot.platt[1]:.3f}) threshold={slot.threshold} ({time.perf_counter() - t0:.1f} s)")
     return {
         "format": FORMAT,
         "encoder": "all-MiniLM-L6-v2 (frozen, mean-pooled, L2-normalised)",
         "acts": {"names": ACTS, "mlp": {k: _r(v) for k, v in act_params.items()}, "platt": _r(P), "threshold": T},
         "slots": {"features": "u*v, |u-v|, cos(u, v); u = sentence, v = each of slot_renderings(name, description), "
                               "pair logits averaged with SLOT_RENDERING_WEIGHTS",
-                  "mlp": {k: _r(v) for k, v in slot_params.items()},
-                  "rank": {"features": RANK_FEATURES, "w": _r(rank.coef_[0]), "b": round(float(rank.intercept_[0]), 6)},
-                  "platt": _r((sa, sb)), "threshold": st},
+                  "mlp": {k: _r(v) for k, v in slot.params.items()},
+                  "rank": {"features": RANK_FEATURES, "w": _r(slot.rank_w), "b": round(slot.rank_b, 6)},
+                  "platt": _r(slot.platt), "threshold": slot.threshold},
         "values": values,
         "mentions": mentions,
         "informs": informs,
