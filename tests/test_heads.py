@@ -869,6 +869,24 @@ def test_training_sample_can_be_restricted_to_some_services(shared_data):
     assert {tuple(n for n, _ in slots) for _, _, slots, _ in every.sentences} - banks
 
 
+def test_domain_benchmark_groups_services_by_domain_and_reads_recall_at_a_precision():
+    import importlib.util
+    import numpy as np
+    spec = importlib.util.spec_from_file_location("bench_slot_head_domains",
+                                                  REPO / "benchmarks" / "bench_slot_head_domains.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from sage_core.corpora.sgd.loader import service_domain
+    assert [service_domain(s) for s in ("Hotels_4", "RideSharing_2", "Alarm_1")] == ["Hotels", "RideSharing", "Alarm"]
+    p = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
+    y = np.array([1, 1, 0, 1, 0, 1])
+    # precision at each cut: 1, 1, 2/3, 3/4, 3/5, 4/6; the deepest cut reaching 0.75 finds 3 of the 4
+    assert mod.recall_at_precision(p, y, 0.75) == 0.75
+    assert mod.recall_at_precision(p, y, 0.8) == 0.5
+    assert mod.recall_at_precision(p, y, 0.6) == 1.0
+    assert mod.recall_at_precision(p, np.zeros(6, dtype=int), 0.5) == 0.0
+
+
 def test_embedding_cache_is_written_whole_and_extended(tmp_path, monkeypatch):
     """The experiments' embedding cache is written beside its path and then moved into place (a run killed while
     writing left a truncated .npz the next run could not open), and grows with new strings only."""
