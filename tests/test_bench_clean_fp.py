@@ -1,16 +1,11 @@
 """The clean-turn benchmark splits services by whether train has *dialogues* of them, not by the train schema."""
-import importlib.util
 import json
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_clean_fp.py"
+from tests.benchmark_modules import load_benchmark
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_clean_fp", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_clean_fp")
 
 
 def test_seen_services_are_those_with_train_dialogues_not_those_in_the_schema(tmp_path):

@@ -1,19 +1,14 @@
 """The extraction benchmark scores a split's turns by how new their service is to the heads (train *dialogues*)."""
-import importlib.util
 import json
-from pathlib import Path
 
 from sage_core.data.types import AgentAct, Turn
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_extraction.py"
+from tests.benchmark_modules import load_benchmark
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_extraction", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_extraction")
 
 
 def _spec(service: str) -> WorkflowSpec:

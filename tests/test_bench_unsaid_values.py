@@ -1,13 +1,12 @@
 """The unsaid-values benchmark writes a yes/no or "dontcare" value only for a slot u_t did not speak of (by its
 annotated user acts) and that neither state holds, and counts the UV verdict on that slot."""
-import importlib.util
 from collections import Counter
-from pathlib import Path
 
 from sage_core.data.types import Turn, UserValue
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_unsaid_values.py"
+from tests.benchmark_modules import load_benchmark
+
 SIGHTS = WorkflowSpec(id="Sights_3:FindPlaces", service="Sights_3", intent="FindPlaces", description="",
                       slots={"location": SlotSpec("location", "City where the attraction is"),
                              "category": SlotSpec("category", "Kind of attraction", True, ["Museum", "Park"],
@@ -20,10 +19,7 @@ SIGHTS = WorkflowSpec(id="Sights_3:FindPlaces", service="Sights_3", intent="Find
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_unsaid_values", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_unsaid_values")
 
 
 def _turn(i: int, user: str, said: dict, before: dict, after: dict, annotated: bool = True) -> Turn:

@@ -870,12 +870,9 @@ def test_training_sample_can_be_restricted_to_some_services(shared_data):
 
 
 def test_domain_benchmark_groups_services_by_domain_and_reads_recall_at_a_precision():
-    import importlib.util
     import numpy as np
-    spec = importlib.util.spec_from_file_location("bench_slot_head_domains",
-                                                  REPO / "benchmarks" / "bench_slot_head_domains.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    from tests.benchmark_modules import load_benchmark
+    mod = load_benchmark("bench_slot_head_domains")
     from sage_core.corpora.sgd.loader import service_domain
     assert [service_domain(s) for s in ("Hotels_4", "RideSharing_2", "Alarm_1")] == ["Hotels", "RideSharing", "Alarm"]
     p = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
