@@ -7,9 +7,9 @@ train and dev are dealt into ``--folds`` folds (sorted by name, round robin); fo
 twice with the committed recipe (``science.heads.train.fit_slot_head``) -- on every train service, and on the
 train services of the *other* domains only -- and both fits score the same dev replies of the fold's domains.
 
-Printed per fold and as the mean over folds: the average precision of requested (reply, slot) pairs and the recall at the
-threshold reaching precision 0.93 on those same pairs (an oracle threshold: the gap between the two fits is the
-figure, not the level). The act head's REQUEST logit, one of the listwise features, comes from the committed
+Printed per fold and as the mean over folds: the average precision of requested (reply, slot) pairs and the recall
+at the threshold reaching precision 0.93 on those same pairs (an oracle threshold: the gap between the two fits is
+the figure, not the level). The act head's REQUEST logit, one of the listwise features, comes from the committed
 ``heads.json`` (fitted on every train domain). Prints figures only.
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_slot_head_domains.py [--data ../shared/data] [--folds 2]
@@ -85,7 +85,8 @@ def main(argv=None) -> int:
                 train = T.collect(sgd / "train", 0, args.requests, T.SEED, services=services)
                 emb = T._rounded(embed, sorted(set(T._strings(train)) | set(T._strings(dev))))
                 fit = T.fit_slot_head(train, dev, emb, heads.act_mlp, req_j)
-                ap_, r = average_precision_score(fit.dev_y, fit.dev_p), recall_at_precision(fit.dev_p, fit.dev_y, PRECISION)
+                ap_ = average_precision_score(fit.dev_y, fit.dev_p)
+                r = recall_at_precision(fit.dev_p, fit.dev_y, PRECISION)
                 scores[name].append((ap_, r))
                 print(f"fold {k} {sorted(held)}: fitted on {name} ({len(services)} services, {fit.n_pairs} pairs): "
                       f"AP {ap_:.4f}, R@P{PRECISION} {r:.3f} "

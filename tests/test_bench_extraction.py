@@ -24,8 +24,8 @@ def _turn(i: int, service: str) -> Turn:
 
 def test_turns_are_grouped_by_train_dialogues_then_by_domain(tmp_path):
     # train's schema would list Buses_2 and Trains_1 too; only its dialogues count
-    (tmp_path / "dialogues_001.json").write_text(json.dumps([{"dialogue_id": "1", "services": ["Buses_1"]},
-                                                             {"dialogue_id": "2", "services": ["Hotels_2", "Buses_1"]}]))
+    dialogues = [{"dialogue_id": "1", "services": ["Buses_1"]}, {"dialogue_id": "2", "services": ["Hotels_2", "Buses_1"]}]
+    (tmp_path / "dialogues_001.json").write_text(json.dumps(dialogues))
     reg = WorkflowRegistry([_spec(s) for s in ("Buses_1", "Buses_3", "Hotels_4", "Trains_1")])
     turns = [_turn(i, s) for i, s in enumerate(["Buses_1", "Trains_1", "Buses_3", "Hotels_4", "Buses_1"])]
     groups = _bench().novelty_groups(turns, reg, tmp_path)

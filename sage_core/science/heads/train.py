@@ -449,8 +449,9 @@ def cached_embedder(path: Path) -> Callable:
         if todo:
             have.update(_e(todo))
             keys = sorted(have)
-            part = path.with_name(path.name + ".part")  # written whole, then moved: a run killed mid-write leaves
-            with open(part, "wb") as f:                 # the previous cache readable
+            # written whole beside the path, then moved: a run killed mid-write leaves the previous cache readable
+            part = path.with_name(path.name + ".part")
+            with open(part, "wb") as f:
                 np.savez(f, keys=np.asarray(keys), vecs=np.stack([have[k] for k in keys]).astype(np.float64))
             os.replace(part, path)
         return {s: have[s] for s in strings}
@@ -587,7 +588,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     emb.update(_rounded(embed, sorted({q for q, _ in qtrain + qdev})))
     informs = fit_informs_head(qtrain, qdev, emb, log)
     log(f"slot head: {slot.n_pairs} train pairs, rank w={np.round(slot.rank_w, 3).tolist()} "
-        f"platt=({slot.platt[0]:.3f}, {slot.platt[1]:.3f}) threshold={slot.threshold} ({time.perf_counter() - t0:.1f} s)")
+        f"platt=({slot.platt[0]:.3f}, {slot.platt[1]:.3f}) threshold={slot.threshold} "
+        f"({time.perf_counter() - t0:.1f} s)")
     return {
         "format": FORMAT,
         "encoder": "all-MiniLM-L6-v2 (frozen, mean-pooled, L2-normalised)",
