@@ -41,6 +41,7 @@ def main(argv=None) -> int:
         print(f"SGD test split not found at {data}; nothing to measure")
         return 0
     from sage_core import CascadeConfig, Evaluator, load_schema, load_sgd_dialogues
+    from sage_core.corpora.sgd.loader import services_with_dialogues
 
     registry = load_schema(str(data / "schema.json"))
     turns = list(load_sgd_dialogues(str(data), registry))
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     print(f"false positives: {len(flagged)} / {n} = {100 * len(flagged) / max(n, 1):.2f} %")
     print("by fired class (a turn may fire several): "
           + (", ".join(f"{c} {k} ({100 * k / max(n, 1):.2f} %)" for c, k in sorted(by_class.items())) or "none"))
-    seen = _train_services(Path(args.train))
+    seen = services_with_dialogues(Path(args.train))
     if seen:  # test holds mostly services with no train dialogue (16 of 20); whether dev's (11 of 17) behave alike
         for name, keep in (("with train dialogues", True), ("without train dialogues", False)):
             part = [(t, v) for t, v in zip(sample, vs) if (t.workflow.split(":")[0] in seen) == keep]
@@ -74,12 +75,6 @@ def main(argv=None) -> int:
                 print(f"  {tr.criterion.id}: {tr.criterion.text} | args={ {k: tr.criterion.args[k] for k in list(tr.criterion.args)[:4]} }"
                       f" | @{tr.final.stage.value} m={tr.final.margin:.2f} {tr.final.rationale[:160]}")
     return 0
-
-
-def _train_services(folder: Path) -> set:
-    """Services that have dialogues in the SGD train folder (``services_with_dialogues``)."""
-    from sage_core.corpora.sgd.loader import services_with_dialogues
-    return services_with_dialogues(folder)
 
 
 if __name__ == "__main__":
