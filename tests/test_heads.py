@@ -420,23 +420,24 @@ def test_retraining_reproduces_the_artifact_byte_for_byte(tmp_path, shared_data,
         assert p.wait(timeout=600) == 0, p.stderr.read().decode()[-2000:]
     a, b = (tmp_path / "a.json").read_bytes(), (tmp_path / "b.json").read_bytes()
     assert a == b
-    assert load_heads(tmp_path / "a.json").slot_mlp["w1"].shape[0] == 769
+    h = load_heads(tmp_path / "a.json")
+    assert h.slot_mlp["w1"].shape[0] == 769 and h.centred_mlp["w1"].shape[0] == 770  # pair / centred features, 384-d
 
 
 # --- the artifact and its errors -----------------------------------------------------------------------------------
 def test_committed_artifact_is_small_json_and_offline():
     raw = DEFAULT_HEADS_PATH.read_bytes()
-    assert len(raw) < 4_000_000  # "kilobytes to a few MB" (issue 9); 3.06 MB with the informs head
+    assert len(raw) < 6_000_000  # "kilobytes to a few MB" (issue 9); 4.7 MB with the centred slot head
     d = json.loads(raw)  # plain JSON, no pickle
-    assert d["format"] == "sage-heads/1"
+    assert d["format"] == "sage-heads/2"
     assert d["meta"]["fitted_on"] == "train split annotations" and d["meta"]["chosen_and_calibrated_on"] == "dev split"
 
 
 @pytest.mark.parametrize("content,why", [(None, "not found"), ("{not json", "not valid JSON"),
-                                         ('{"format": "sage-heads/1", "acts": {}}', "malformed"),
-                                         ('{"format": "sage-heads/1", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
+                                         ('{"format": "sage-heads/2", "acts": {}}', "malformed"),
+                                         ('{"format": "sage-heads/2", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
                                           "missing field 'w1'"),
-                                         ('[1, 2]', "not a sage-heads/1 file")])
+                                         ('[1, 2]', "not a sage-heads/2 file")])
 def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content, why):
     p = tmp_path / "heads.json"
     if content is not None:
@@ -448,7 +449,7 @@ def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content,
 
 def test_cli_corrupt_heads_exit_2_without_traceback(tmp_path):
     bad = tmp_path / "heads.json"
-    bad.write_text('{"format": "sage-heads/1", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
+    bad.write_text('{"format": "sage-heads/2", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
     sl = tmp_path / "s.jsonl"
     sl.write_text(json.dumps({"turn_id": "d:1", "dialogue_id": "d", "workflow": "Restaurants_1:ReserveRestaurant", "history": [],
                               "user": "hi", "agent": "What day?", "state_before": {}, "state_after": {}}) + "\n")
@@ -904,3 +905,57 @@ def test_embedding_cache_is_written_whole_and_extended(tmp_path, monkeypatch):
     assert asked == [["ab"], ["abc"]] and got["abc"].tolist() == [3.0, 3.0, 3.0]
     with np.load(path) as z:
         assert z["keys"].tolist() == ["ab", "abc"]
+
+
+def test_centred_pair_features_see_what_sets_a_slot_apart_from_its_schema():
+    """The centred slot head's pair features are taken about the mean of the schema's slots: what every slot and the
+    sentence share (a domain) moves only the plain cosine, and the same sentence and slot read differently beside
+    other siblings."""
+    import numpy as np
+
+    from sage_core.evaluator.text.heads import centred_pair_features
+    rng = np.random.default_rng(0)
+    sent, slots = rng.normal(size=8), rng.normal(size=(4, 8))
+    f = centred_pair_features(sent, slots)
+    assert f.shape == (4, 2 * 8 + 2)
+    c = slots.mean(axis=0)
+    assert np.allclose(f[:, :8], (sent - c) * (slots - c))
+    assert np.allclose(f[:, 8:16], np.abs(sent - slots))
+    assert np.allclose(f[:, -2], slots @ sent)
+    shift = rng.normal(size=8)
+    g = centred_pair_features(sent + shift, slots + shift)
+    assert np.allclose(g[:, :8], f[:, :8]) and np.allclose(g[:, -1], f[:, -1])  # a shared offset drops out
+    assert not np.allclose(g[:, -2], f[:, -2])  # ... except from the plain cosine
+    other = centred_pair_features(sent, np.vstack([slots[:2], rng.normal(size=(2, 8))]))
+    assert not np.allclose(other[:2, -1], f[:2, -1])  # the same pair beside other siblings
+
+
+def test_slot_probs_average_both_calibrated_slot_heads(heads):
+    """``slot_probs`` is the mean of the plain and the centred head's calibrated probabilities (each: pair scores,
+    listwise stage, Platt), before the answer-kind exclusion; recomputed here from the loaded weights."""
+    import dataclasses
+
+    import numpy as np
+
+    from sage_core.evaluator.text.answer_types import answer_fit
+    from sage_core.evaluator.text.heads import request_logit, request_slots, sigmoid, slot_rank_features
+    assert heads.centred_mlp is not None
+    slots = request_slots(BANK)
+    sent = "Which account should the money come out of?"
+    fit = answer_fit(sent, slots)
+    zreq = request_logit(sent, float(heads._act_logits(sent)[heads.acts.index("REQUEST")]))
+
+    def calibrated(z, w, b, platt):
+        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ w + b
+        return sigmoid(platt[0] * s + platt[1])
+
+    plain = calibrated(heads.pair_scores(sent, slots), heads.rank_w, heads.rank_b, heads.slot_platt)
+    centred = calibrated(heads.pair_scores(sent, slots, centred=True), heads.centred_rank_w, heads.centred_rank_b,
+                         heads.centred_platt)
+    assert not np.allclose(plain, centred)  # two heads, not one read twice
+    want = np.round(fit.exclusive((plain + centred) / 2), 6)
+    got = heads.slot_probs(sent, slots)
+    assert [got[n] for n, _ in slots] == want.tolist()
+    alone = dataclasses.replace(heads, centred_mlp=None).slot_probs(sent, slots)
+    assert [alone[n] for n, _ in slots] == np.round(fit.exclusive(plain), 6).tolist()
+

@@ -15,7 +15,9 @@ committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
   (``assign_requests``, on the out-of-fold scores of a first fit). Slot renderings are varied in training
   (name + description, description only, name only) so that renamed and paraphrased schemas are not new to it,
   and scored as their weighted mean (``rendering_views``, as ``Heads.pair_scores`` does). Its listwise stage is
-  fitted on out-of-fold pair scores with whole services held out (``service_folds``);
+  fitted on out-of-fold pair scores with whole services held out (``service_folds``). The same recipe is fitted
+  a second time on ``centred_pair_features``; the slot threshold is chosen on the mean of both heads' calibrated dev
+  probabilities (``mean_threshold``), as ``Heads.slot_probs`` averages them;
 - value-support head: u_t against each candidate value of a categorical slot s_t writes (``collect_values``);
 - slot-mention head: each user utterance paired with every slot of its service; positive when the user's annotated
   INFORM acts give the slot a value (any value, "dontcare" and yes / no included); slot renderings varied as above.
@@ -35,10 +37,10 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.answer_types import answer_fit
-from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, mlp_logits, pair_features,
-                                           question_sentences, rank_features, request_logit, request_slots,
-                                           request_units, schema_slots, sigmoid, slot_rank_features, slot_renderings,
-                                           slot_text)
+from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, centred_pair_features,
+                                           mlp_logits, pair_features, question_sentences, rank_features, request_logit,
+                                           request_slots, request_units, schema_slots, sigmoid, slot_rank_features,
+                                           slot_renderings, slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -286,15 +288,17 @@ def _slot_texts(slots, rng: random.Random, augment: bool) -> list[str]:
             else slot_text(n, d) for n, d in slots]
 
 
-def pair_matrix(split: Split, emb: dict, seed: int, augment: bool, rendering: Optional[int] = None):
+def pair_matrix(split: Split, emb: dict, seed: int, augment: bool, rendering: Optional[int] = None,
+                features: Callable = pair_features):
     """Pair features, labels and group ids for the slot head; ``rendering``: every slot in that one of
-    ``slot_renderings`` (instead of ``_slot_texts``)."""
+    ``slot_renderings`` (instead of ``_slot_texts``); ``features``: ``pair_features`` or ``centred_pair_features``
+    (each sentence against all its slots at once)."""
     rng = random.Random(seed)
     X = []
     for g, sent, slots, _ in split.sentences:
         texts = _slot_texts(slots, rng, augment) if rendering is None else \
             [slot_renderings(n, d)[rendering] for n, d in slots]
-        X.append(pair_features(emb[sent], np.stack([emb[t] for t in texts])))
+        X.append(features(emb[sent], np.stack([emb[t] for t in texts])))
     return np.concatenate(X).astype(np.float64), pair_labels(split), pair_groups(split)
 
 
@@ -303,9 +307,9 @@ def pair_groups(split: Split) -> list[tuple[int, str]]:
     return [(g, n) for g, _, slots, _ in split.sentences for n, _ in slots]
 
 
-def rendering_views(split: Split, emb: dict) -> list[tuple[float, np.ndarray]]:
+def rendering_views(split: Split, emb: dict, features: Callable = pair_features) -> list[tuple[float, np.ndarray]]:
     """(weight, pair features) for each of ``slot_renderings``, the weights ``Heads.pair_scores`` averages with."""
-    return [(w, pair_matrix(split, emb, SEED, augment=False, rendering=r)[0])
+    return [(w, pair_matrix(split, emb, SEED, augment=False, rendering=r, features=features)[0])
             for r, w in enumerate(SLOT_RENDERING_WEIGHTS)]
 
 
@@ -340,6 +344,17 @@ def _answers(split: Split) -> list[tuple[float, ...]]:
     for _, sent, slots, _ in split.sentences:
         out.extend(answer_fit(sent, slots).features())
     return out
+
+
+def exclusive_probs(split: Split, p: np.ndarray) -> np.ndarray:
+    """Per pair, ``p`` after each sentence's slots of the wrong kind or trip end yield (``AnswerFit.exclusive``), as
+    ``Heads.slot_probs`` returns them: the threshold is chosen on what inference scores (without it dev chose 0.65 for
+    the plain head, 0.625 with it)."""
+    out, i = [], 0
+    for _, sent, slots, _ in split.sentences:
+        out.extend(answer_fit(sent, slots).exclusive(p[i:i + len(slots)]))
+        i += len(slots)
+    return np.asarray(out, dtype=np.float64)
 
 
 def _sentence_ids(split: Split) -> list[int]:
@@ -479,21 +494,35 @@ class SlotFit:
     n_pairs: int
     dev_p: np.ndarray  # per dev (reply, slot), sorted: the best calibrated p over the reply's request units
     dev_y: np.ndarray  # ... and whether the reply requests the slot
+    dev_pair_p: np.ndarray  # per dev (request unit, slot) pair (``pair_groups`` order): the calibrated p, before
+    # ``exclusive_probs``
+
+
+def best_per_reply_slot(groups, p, y) -> tuple[np.ndarray, np.ndarray]:
+    """Turn level: (reply, slot) is requested when any of its request units scores it; per (reply, slot), sorted,
+    the best p over the units and the label."""
+    bestp: dict = {}
+    for key, pk, yk in zip(groups, p, y):
+        if pk > bestp.get(key, (-1.0, 0))[0]:
+            bestp[key] = (float(pk), int(yk))
+    return (np.asarray([v[0] for _, v in sorted(bestp.items())]),
+            np.asarray([v[1] for _, v in sorted(bestp.items())]))
 
 
 def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: int,
-                  log: Callable[[str], None] = lambda s: None) -> SlotFit:
+                  log: Callable[[str], None] = lambda s: None, features: Callable = pair_features) -> SlotFit:
     """The slot head: a pair MLP fitted on ``train``, a listwise logistic over the slots of each sentence (fitted on
     the MLP's out-of-fold scores, ``service_folds``), Platt scaling and the decision threshold on ``dev``.
-    ``act_params``: the act head's MLP, whose REQUEST logit (column ``req_j``) is a listwise feature."""
+    ``act_params``: the act head's MLP, whose REQUEST logit (column ``req_j``) is a listwise feature; ``features``:
+    the pair features (``pair_features``, or ``centred_pair_features`` for the centred head)."""
     from sklearn.linear_model import LogisticRegression
-    Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True)
+    Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True, features=features)
     z_first = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS, fit_all=False)[0]
     train = assign_requests(train, z_first)
     ys = pair_labels(train)  # the pairs, and so Xs, are unchanged: only labels moved
     log("slot head labels assigned to one question each")
     # scored as at inference: the mean over the slot's renderings (``Heads.pair_scores``)
-    views = rendering_views(train, emb)
+    views = rendering_views(train, emb, features)
     z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
                                             lambda f: log(f"slot head fold {f}"), views=views)
     del views
@@ -505,20 +534,23 @@ def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: 
                            _answers(train))
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
     ysd, gd = pair_labels(dev), pair_groups(dev)
-    zd = averaged_logits(slot_params, rendering_views(dev, emb))
+    zd = averaged_logits(slot_params, rendering_views(dev, emb, features))
     sd = slot_rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)], _answers(dev)) \
         @ rank.coef_[0] + rank.intercept_[0]
     sa, sb = _platt(sd, ysd)
     pd_ = sigmoid(sa * sd + sb)
-    # turn level: (reply, slot) is requested when any of its question sentences scores it
-    bestp: dict = {}
-    for key, p, y in zip(gd, pd_, ysd):
-        if p > bestp.get(key, (-1.0, 0))[0]:
-            bestp[key] = (float(p), int(y))
-    bp = np.asarray([v[0] for _, v in sorted(bestp.items())])
-    by = np.asarray([v[1] for _, v in sorted(bestp.items())])
+    bp, by = best_per_reply_slot(gd, exclusive_probs(dev, pd_), ysd)
     return SlotFit(params=slot_params, rank_w=rank.coef_[0], rank_b=float(rank.intercept_[0]), platt=(sa, sb),
-                   threshold=_threshold(bp, by, DEV_PRECISION["slots"]), n_pairs=len(ys), dev_p=bp, dev_y=by)
+                   threshold=_threshold(bp, by, DEV_PRECISION["slots"]), n_pairs=len(ys), dev_p=bp, dev_y=by,
+                   dev_pair_p=pd_)
+
+
+def mean_threshold(dev: Split, *fits: SlotFit) -> float:
+    """The decision threshold on the mean of the fitted heads' calibrated probabilities (as ``Heads.slot_probs``
+    averages them, then ``exclusive_probs``): the most dev recall at ``DEV_PRECISION["slots"]``."""
+    p = exclusive_probs(dev, np.mean([f.dev_pair_p for f in fits], axis=0))
+    bp, by = best_per_reply_slot(pair_groups(dev), p, pair_labels(dev))
+    return _threshold(bp, by, DEV_PRECISION["slots"])
 
 
 def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callable] = None,
@@ -575,6 +607,9 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     req_j = ACTS.index("REQUEST")
 
     slot = fit_slot_head(train, dev, emb, act_params, req_j, lambda m: log(f"{m} ({time.perf_counter() - t0:.1f} s)"))
+    centred = fit_slot_head(train, dev, emb, act_params, req_j,
+                            lambda m: log(f"centred {m} ({time.perf_counter() - t0:.1f} s)"), features=centred_pair_features)
+    slot_threshold = mean_threshold(dev, slot, centred)
     vtrain = collect_values(sgd / "train", sizes["train_values"], SEED)
     vdev = collect_values(sgd / "dev", sizes["dev_values"], SEED + 1)
     emb.update(_rounded(embed, value_strings(vtrain + vdev)))
@@ -587,9 +622,10 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     qdev = collect_user_questions(sgd / "dev", sizes["dev_questions"], SEED + 1)
     emb.update(_rounded(embed, sorted({q for q, _ in qtrain + qdev})))
     informs = fit_informs_head(qtrain, qdev, emb, log)
-    log(f"slot head: {slot.n_pairs} train pairs, rank w={np.round(slot.rank_w, 3).tolist()} "
-        f"platt=({slot.platt[0]:.3f}, {slot.platt[1]:.3f}) threshold={slot.threshold} "
-        f"({time.perf_counter() - t0:.1f} s)")
+    for name, f in (("slot head", slot), ("centred slot head", centred)):
+        log(f"{name}: {f.n_pairs} train pairs, rank w={np.round(f.rank_w, 3).tolist()} "
+            f"platt=({f.platt[0]:.3f}, {f.platt[1]:.3f}) threshold alone={f.threshold}")
+    log(f"slot threshold (mean of both heads): {slot_threshold} ({time.perf_counter() - t0:.1f} s)")
     return {
         "format": FORMAT,
         "encoder": "all-MiniLM-L6-v2 (frozen, mean-pooled, L2-normalised)",
@@ -598,7 +634,13 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
                               "pair logits averaged with SLOT_RENDERING_WEIGHTS",
                   "mlp": {k: _r(v) for k, v in slot.params.items()},
                   "rank": {"features": RANK_FEATURES, "w": _r(slot.rank_w), "b": round(slot.rank_b, 6)},
-                  "platt": _r(slot.platt), "threshold": slot.threshold},
+                  "platt": _r(slot.platt), "threshold": slot_threshold,
+                  "threshold_of": "the mean of this head's and slots_centred's calibrated probabilities"},
+        "slots_centred": {"features": "u'*v', |u-v|, cos(u, v), cos(u', v') (centred_pair_features; u' = u - c, "
+                                      "v' = v - c, c = the mean of the sentence's slots); otherwise as slots",
+                          "mlp": {k: _r(v) for k, v in centred.params.items()},
+                          "rank": {"features": RANK_FEATURES, "w": _r(centred.rank_w), "b": round(centred.rank_b, 6)},
+                          "platt": _r(centred.platt)},
         "values": values,
         "mentions": mentions,
         "informs": informs,

@@ -47,7 +47,9 @@ from sage_core.evaluator.text.sentences import (asks_without_mark, directive_obj
                                                marked_question, opens_with_wh, run_on_sentences)
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
-FORMAT = "sage-heads/1"
+# 2: a second slot head on schema-centred pair features (``centred_pair_features``), averaged with the first; the
+# slot threshold is the mean's
+FORMAT = "sage-heads/2"
 DIM = 384
 _LOADED: dict[str, "Heads"] = {}
 # entries of each per-Heads memo (schemas; recent texts' act logits; recent request units' slot probabilities): a
@@ -247,6 +249,27 @@ def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return np.concatenate([sent * slots, np.abs(sent - slots), cos], axis=1)
 
 
+def _unit(a: np.ndarray) -> np.ndarray:
+    return a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+
+
+def centred_pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """The second slot head's features of (sentence, slot) pairs, where ``slots`` (n, d) are all the slots the
+    sentence is scored against (a schema's requestable slots): u'*v', |u-v|, cosine of u and v, cosine of u' and v',
+    with u' = u - c and v' = v - c for c the mean of the slots. What a schema's slots share is mostly their domain,
+    which a pair MLP on u*v memorises; centred, it sees what sets a slot apart from its siblings and whether the
+    sentence leans that way. Alone it ranks better on domains without train dialogues and worse on new services of
+    known domains than ``pair_features``; the two heads err on different services, so ``Heads.slot_probs`` averages
+    them (docs/benchmarks.md, "Schema-centred pair features", dev only)."""
+    c = slots.mean(axis=0)
+    u = np.broadcast_to(sent - c, slots.shape)
+    v = slots - c
+    sent = np.broadcast_to(sent, slots.shape)
+    cos = np.sum(sent * slots, axis=1, keepdims=True)
+    cos_c = np.sum(_unit(u) * _unit(v), axis=1, keepdims=True)
+    return np.concatenate([u * v, np.abs(sent - slots), cos, cos_c], axis=1)
+
+
 # the slot head's listwise stage: the pair score against the other slots', the request score of the sentence,
 # whether the kind of value the question asks for is one the slot holds, and whether the question is about the end
 # of the trip / booking the slot is (``answer_types``)
@@ -355,9 +378,15 @@ class Heads:
     rank_w: np.ndarray  # (8,) listwise stage over RANK_FEATURES
     rank_b: float
     slot_platt: tuple[float, float]
-    slot_threshold: float
+    slot_threshold: float  # on the mean of both slot heads' probabilities when the centred head is loaded
     meta: dict
     embed: Optional[Embedder] = None
+    # the centred slot head (optional in the file): the same recipe on ``centred_pair_features``, its own listwise
+    # stage and Platt scaling; ``slot_probs`` averages its calibrated probability with the plain head's
+    centred_mlp: Optional[dict] = None  # w1 (2d + 2, h), b1, w2 (h, 1), b2 (1,)
+    centred_rank_w: Optional[np.ndarray] = None
+    centred_rank_b: float = 0.0
+    centred_platt: tuple = (1.0, 0.0)
     # the value-support head (optional in the file): (u_t, value_claim) pair MLP, then a listwise logistic over the
     # slot's candidate values (VALUE_RANK_FEATURES), Platt-calibrated
     value_mlp: Optional[dict] = None
@@ -447,21 +476,31 @@ class Heads:
         key = (sentence, tuple(slots))
         probs = self._unit_p.get(key)
         if probs is None:
-            z = self.pair_scores(sentence, slots)
             zreq = request_logit(sentence, float(self._act_logits(sentence)[self.acts.index("REQUEST")]))
             fit = answer_fit(sentence, slots)
-            s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ self.rank_w + self.rank_b
-            p = fit.exclusive(sigmoid(self.slot_platt[0] * s + self.slot_platt[1]))
+
+            def calibrated(z, w, b, platt):
+                s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ w + b
+                return sigmoid(platt[0] * s + platt[1])
+
+            p = calibrated(self.pair_scores(sentence, slots), self.rank_w, self.rank_b, self.slot_platt)
+            if self.centred_mlp is not None:
+                pc = calibrated(self.pair_scores(sentence, slots, centred=True), self.centred_rank_w,
+                                self.centred_rank_b, self.centred_platt)
+                p = (p + pc) / 2
+            p = fit.exclusive(p)
             probs = self._unit_p.put(key, dict(zip((n for n, _ in slots), np.round(p, 6).tolist())))
         return dict(probs)
 
-    def pair_scores(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
+    def pair_scores(self, sentence: str, slots: list[tuple[str, str]], centred: bool = False) -> np.ndarray:
         """The slot head's pair score (logit, before the listwise stage) of the sentence against each slot: the
-        ``SLOT_RENDERING_WEIGHTS`` mean over the slot's renderings."""
+        ``SLOT_RENDERING_WEIGHTS`` mean over the slot's renderings. ``centred``: the centred head's, whose features
+        depend on the whole set ``slots`` (``centred_pair_features``); callers that rank a subset use the plain one."""
+        mlp, features = (self.centred_mlp, centred_pair_features) if centred else (self.slot_mlp, pair_features)
         u = self._embed([sentence])[sentence].astype(np.float64)
         z = np.zeros(len(slots))
         for r, w in enumerate(SLOT_RENDERING_WEIGHTS):
-            z += w * mlp_logits(self.slot_mlp, pair_features(u, self._slot_matrix(sentence, slots, r)))[:, 0]
+            z += w * mlp_logits(mlp, features(u, self._slot_matrix(sentence, slots, r)))[:, 0]
         return z
 
     def legal_rival(self, text: str, slot: str, legal: Sequence[str], slots: list[tuple[str, str]]
@@ -757,6 +796,15 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             h.informs_threshold = float(fd["threshold"])
         if len(h.informs_platt) != 2 or not all(math.isfinite(x) for x in (h.informs_threshold, *h.informs_platt)):
             raise _fail(p, "malformed informs head")
+    if d.get("slots_centred") is not None:
+        with _reading(p, "centred slot head"):
+            cd = d["slots_centred"]
+            h.centred_mlp = _mlp(cd, 2 * DIM + 2, 1, p)
+            h.centred_rank_w = _array(cd["rank"], "w", (len(RANK_FEATURES),), p)
+            h.centred_rank_b = float(cd["rank"]["b"])
+            h.centred_platt = tuple(float(x) for x in cd["platt"])
+        if len(h.centred_platt) != 2 or not all(math.isfinite(x) for x in (h.centred_rank_b, *h.centred_platt)):
+            raise _fail(p, "malformed centred slot head")
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
         raise _fail(p, "malformed slot head")
     if embed is None:
@@ -765,6 +813,6 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
 
 
 __all__ = ["single_thread_blas", "Heads", "load_heads", "DEFAULT_HEADS_PATH", "schema_slots", "request_slots", "slot_text", "question_sentences", "request_units",
-           "clauses", "mention_units", "pair_features", "FORMAT",
+           "clauses", "mention_units", "pair_features", "centred_pair_features", "FORMAT",
            "RANK_FEATURES", "rank_features", "slot_rank_features", "mlp_logits", "sigmoid", "STATEMENT_REQUEST_MIN",
            "NON_REQUEST_QUESTION_ACTS", "value_claim", "value_candidates", "VALUE_RANK_FEATURES"]
