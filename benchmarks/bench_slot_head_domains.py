@@ -6,6 +6,8 @@ imitates test's harder case on the splits that may be used for choosing: the dom
 train and dev are dealt into ``--folds`` folds (sorted by name, round robin); for each fold the slot head is fitted
 twice with the committed recipe (``science.heads.train.fit_slot_head``) -- on every train service, and on the
 train services of the *other* domains only -- and both fits score the same dev replies of the fold's domains.
+``--heads``: the committed pair (the plain and the centred head, their calibrated probabilities averaged;
+``mean_dev_scores``), or either head alone.
 
 Printed per fold and as the mean over folds: the average precision of requested (reply, slot) pairs and the recall
 at the threshold reaching precision 0.93 on those same pairs (an oracle threshold: the gap between the two fits is
@@ -13,7 +15,7 @@ the figure, not the level). The act head's REQUEST logit, one of the listwise fe
 ``heads.json`` (fitted on every train domain). Prints figures only.
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_slot_head_domains.py [--data ../shared/data] [--folds 2]
-        [--requests 5000] [--embed-cache emb.npz]
+        [--requests 5000] [--embed-cache emb.npz] [--heads both|plain|centred]
 """
 from __future__ import annotations
 
@@ -49,13 +51,16 @@ def main(argv=None) -> int:
     ap.add_argument("--folds", type=int, default=2)
     ap.add_argument("--requests", type=int, default=5000, help="train request replies per fit (the recipe: 7000)")
     ap.add_argument("--embed-cache", default=None, help="an .npz of embeddings to reuse and extend")
+    ap.add_argument("--heads", choices=["both", "plain", "centred"], default="both",
+                    help="the slot heads fitted and averaged (both: as train-heads; plain / centred: one alone)")
     args = ap.parse_args(argv)
 
     import numpy as np
     from sklearn.metrics import average_precision_score
     from threadpoolctl import threadpool_limits
     from sage_core.corpora.sgd.loader import service_domain as domain, services_with_dialogues
-    from sage_core.evaluator.text.heads import load_heads, request_slots, request_units
+    from sage_core.evaluator.text.heads import (centred_pair_features, load_heads, pair_features, request_slots,
+                                               request_units)
     import sage_core.science.heads.train as T
 
     sgd = Path(args.data) / "sgd"
@@ -66,12 +71,14 @@ def main(argv=None) -> int:
         return 0
     shared = sorted({domain(s) for s in train_services} & {domain(s) for s in dev_services})
     folds = [set(shared[i::args.folds]) for i in range(args.folds)]
+    features = {"both": [pair_features, centred_pair_features], "plain": [pair_features],
+                "centred": [centred_pair_features]}[args.heads]
     heads = load_heads()
     req_j = heads.acts.index("REQUEST")
     embed = T.cached_embedder(Path(args.embed_cache)) if args.embed_cache else None
     if embed is None:
         from sage_core.evaluator.verify.s2_encoders import embed_float64 as embed
-    print(f"slot head, whole domains held out: train fits, dev scores (S2 encoder all-MiniLM-L6-v2); "
+    print(f"slot head ({args.heads}), whole domains held out: train fits, dev scores (S2 encoder all-MiniLM-L6-v2); "
           f"{len(shared)} domains with train and dev services in {args.folds} folds; {args.requests} train requests "
           f"per fit; recall at precision {PRECISION} with an oracle threshold")
     scores: dict[str, list[tuple[float, float]]] = {"all train domains": [], "fold's domains held out": []}
@@ -84,13 +91,14 @@ def main(argv=None) -> int:
             for name, services in fits.items():
                 train = T.collect(sgd / "train", 0, args.requests, T.SEED, services=services)
                 emb = T._rounded(embed, sorted(set(T._strings(train)) | set(T._strings(dev))))
-                fit = T.fit_slot_head(train, dev, emb, heads.act_mlp, req_j)
-                ap_ = average_precision_score(fit.dev_y, fit.dev_p)
-                r = recall_at_precision(fit.dev_p, fit.dev_y, PRECISION)
+                fitted = [T.fit_slot_head(train, dev, emb, heads.act_mlp, req_j, features=f) for f in features]
+                p, y = T.mean_dev_scores(dev, *fitted)
+                ap_ = average_precision_score(y, p)
+                r = recall_at_precision(p, y, PRECISION)
                 scores[name].append((ap_, r))
-                print(f"fold {k} {sorted(held)}: fitted on {name} ({len(services)} services, {fit.n_pairs} pairs): "
-                      f"AP {ap_:.4f}, R@P{PRECISION} {r:.3f} "
-                      f"on {int(fit.dev_y.sum())} requested dev pairs ({time.perf_counter() - t0:.0f} s)", flush=True)
+                print(f"fold {k} {sorted(held)}: fitted on {name} ({len(services)} services, {fitted[0].n_pairs} "
+                      f"pairs): AP {ap_:.4f}, R@P{PRECISION} {r:.3f} "
+                      f"on {int(y.sum())} requested dev pairs ({time.perf_counter() - t0:.0f} s)", flush=True)
     for name, rows in scores.items():
         a = np.asarray(rows)
         print(f"mean over folds, fitted on {name}: AP {a[:, 0].mean():.4f}, R@P{PRECISION} {a[:, 1].mean():.3f}")

@@ -545,12 +545,16 @@ def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: 
                    dev_pair_p=pd_)
 
 
-def mean_threshold(dev: Split, *fits: SlotFit) -> float:
-    """The decision threshold on the mean of the fitted heads' calibrated probabilities (as ``Heads.slot_probs``
-    averages them, then ``exclusive_probs``): the most dev recall at ``DEV_PRECISION["slots"]``."""
+def mean_dev_scores(dev: Split, *fits: SlotFit) -> tuple[np.ndarray, np.ndarray]:
+    """Per dev (reply, slot), sorted: the best over the reply's request units of the mean of the fitted heads'
+    calibrated probabilities (as ``Heads.slot_probs`` averages them, then ``exclusive_probs``), and the label."""
     p = exclusive_probs(dev, np.mean([f.dev_pair_p for f in fits], axis=0))
-    bp, by = best_per_reply_slot(pair_groups(dev), p, pair_labels(dev))
-    return _threshold(bp, by, DEV_PRECISION["slots"])
+    return best_per_reply_slot(pair_groups(dev), p, pair_labels(dev))
+
+
+def mean_threshold(dev: Split, *fits: SlotFit) -> float:
+    """The decision threshold on ``mean_dev_scores``: the most dev recall at ``DEV_PRECISION["slots"]``."""
+    return _threshold(*mean_dev_scores(dev, *fits), DEV_PRECISION["slots"])
 
 
 def train_heads(data: Path, sizes: Optional[dict] = None, embed: Optional[Callable] = None,
@@ -608,7 +612,8 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
 
     slot = fit_slot_head(train, dev, emb, act_params, req_j, lambda m: log(f"{m} ({time.perf_counter() - t0:.1f} s)"))
     centred = fit_slot_head(train, dev, emb, act_params, req_j,
-                            lambda m: log(f"centred {m} ({time.perf_counter() - t0:.1f} s)"), features=centred_pair_features)
+                            lambda m: log(f"centred {m} ({time.perf_counter() - t0:.1f} s)"),
+                            features=centred_pair_features)
     slot_threshold = mean_threshold(dev, slot, centred)
     vtrain = collect_values(sgd / "train", sizes["train_values"], SEED)
     vdev = collect_values(sgd / "dev", sizes["dev_values"], SEED + 1)
