@@ -959,3 +959,14 @@ def test_slot_probs_average_both_calibrated_slot_heads(heads):
     alone = dataclasses.replace(heads, centred_mlp=None).slot_probs(sent, slots)
     assert [alone[n] for n, _ in slots] == np.round(fit.exclusive(plain), 6).tolist()
 
+
+
+@pytest.mark.parametrize("edit,why", [(lambda d: d["slots_centred"]["rank"].update(w=[1.0]), "field 'w' has shape"),
+                                      (lambda d: d["slots_centred"].update(platt=[1.0, float("nan")]),
+                                       "malformed centred slot head"),
+                                      (lambda d: d["slots_centred"]["mlp"].pop("w1"), "field 'slots_centred'")])
+def test_malformed_centred_slot_head_is_a_clear_input_error(tmp_path, edit, why):
+    p = _heads_file(tmp_path, edit)
+    with pytest.raises(SageInputError) as e:
+        load_heads(p)
+    assert e.value.file == str(p) and why in str(e.value)

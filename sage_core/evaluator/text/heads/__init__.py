@@ -724,15 +724,34 @@ def _mlp(d: dict, n_in: int, n_out: int, path: Path) -> dict:
             "w2": _array(m, "w2", (hidden, n_out), path), "b2": _array(m, "b2", (n_out,), path)}
 
 
+def _ranked_pair_head(path: Path, d: dict, key: str, what: str, n_in: int, n_rank: int) -> tuple:
+    """(pair MLP, listwise weights, listwise bias, Platt) of a pair head with a listwise stage (the value head, the
+    centred slot head) in section ``key`` of the file, checked; a malformed section is a ``SageInputError`` naming the
+    file, the section and the head."""
+    section = d[key]
+    with _reading(path, what, key):
+        mlp = _mlp(section, n_in, 1, path)
+        w = _array(section["rank"], "w", (n_rank,), path)
+        b = float(section["rank"]["b"])
+        platt = tuple(float(x) for x in section["platt"])
+    if len(platt) != 2 or not all(math.isfinite(x) for x in (b, *platt)):
+        raise SageInputError(_fail(path, f"malformed {what}").detail, file=str(path), field=key)
+    return mlp, w, b, platt
+
+
 @contextlib.contextmanager
-def _reading(path: Path, what: str):
-    """Malformed content while reading one optional head becomes a SageInputError naming the file and the head."""
+def _reading(path: Path, what: str, key: str):
+    """Malformed content while reading one optional head becomes a SageInputError naming the file, the head and its
+    section of the file (``key``)."""
     try:
         yield
-    except SageInputError:
-        raise
+    except SageInputError as e:
+        if e.field is not None:
+            raise
+        raise SageInputError(e.detail, file=e.file, field=key) from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise _fail(path, f"malformed {what} ({type(e).__name__}: {e})") from None
+        err = _fail(path, f"malformed {what} ({type(e).__name__}: {e})")
+        raise SageInputError(err.detail, file=err.file, field=key) from None
 
 
 def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = None) -> Heads:
@@ -771,16 +790,10 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _fail(p, f"malformed ({type(e).__name__}: {e})") from None
     if d.get("values") is not None:
-        with _reading(p, "value head"):
-            vd = d["values"]
-            h.value_mlp = _mlp(vd, 2 * DIM + 1, 1, p)
-            h.value_rank_w = _array(vd["rank"], "w", (len(VALUE_RANK_FEATURES),), p)
-            h.value_rank_b = float(vd["rank"]["b"])
-            h.value_platt = tuple(float(x) for x in vd["platt"])
-        if len(h.value_platt) != 2 or not all(math.isfinite(x) for x in (h.value_rank_b, *h.value_platt)):
-            raise _fail(p, "malformed value head")
+        h.value_mlp, h.value_rank_w, h.value_rank_b, h.value_platt = _ranked_pair_head(
+            p, d, "values", "value head", 2 * DIM + 1, len(VALUE_RANK_FEATURES))
     if d.get("mentions") is not None:
-        with _reading(p, "mention head"):
+        with _reading(p, "mention head", "mentions"):
             md = d["mentions"]
             h.mention_mlp = _mlp(md, 2 * DIM + 1, 1, p)
             h.mention_platt = tuple(float(x) for x in md["platt"])
@@ -789,7 +802,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
                 or not 0.0 < h.mention_base_rate < 1.0:
             raise _fail(p, "malformed mention head")
     if d.get("informs") is not None:
-        with _reading(p, "informs head"):
+        with _reading(p, "informs head", "informs"):
             fd = d["informs"]
             h.informs_mlp = _mlp(fd, DIM, 1, p)
             h.informs_platt = tuple(float(x) for x in fd["platt"])
@@ -797,14 +810,8 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
         if len(h.informs_platt) != 2 or not all(math.isfinite(x) for x in (h.informs_threshold, *h.informs_platt)):
             raise _fail(p, "malformed informs head")
     if d.get("slots_centred") is not None:
-        with _reading(p, "centred slot head"):
-            cd = d["slots_centred"]
-            h.centred_mlp = _mlp(cd, 2 * DIM + 2, 1, p)
-            h.centred_rank_w = _array(cd["rank"], "w", (len(RANK_FEATURES),), p)
-            h.centred_rank_b = float(cd["rank"]["b"])
-            h.centred_platt = tuple(float(x) for x in cd["platt"])
-        if len(h.centred_platt) != 2 or not all(math.isfinite(x) for x in (h.centred_rank_b, *h.centred_platt)):
-            raise _fail(p, "malformed centred slot head")
+        h.centred_mlp, h.centred_rank_w, h.centred_rank_b, h.centred_platt = _ranked_pair_head(
+            p, d, "slots_centred", "centred slot head", 2 * DIM + 2, len(RANK_FEATURES))
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
         raise _fail(p, "malformed slot head")
     if embed is None:
