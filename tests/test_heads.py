@@ -960,7 +960,6 @@ def test_slot_probs_average_both_calibrated_slot_heads(heads):
     assert [alone[n] for n, _ in slots] == np.round(fit.exclusive(plain), 6).tolist()
 
 
-
 @pytest.mark.parametrize("edit,why", [(lambda d: d["slots_centred"]["rank"].update(w=[1.0]), "field 'w' has shape"),
                                       (lambda d: d["slots_centred"].update(platt=[1.0, float("nan")]),
                                        "malformed centred slot head"),

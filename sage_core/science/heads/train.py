@@ -490,10 +490,8 @@ class SlotFit:
     rank_w: np.ndarray  # the listwise logistic stage (``RANK_FEATURES``)
     rank_b: float
     platt: tuple[float, float]
-    threshold: float  # the most recall at ``DEV_PRECISION["slots"]`` on the dev (reply, slot) pairs
+    threshold: float  # alone: the most recall at ``DEV_PRECISION["slots"]`` on the dev (reply, slot) pairs
     n_pairs: int
-    dev_p: np.ndarray  # per dev (reply, slot), sorted: the best calibrated p over the reply's request units
-    dev_y: np.ndarray  # ... and whether the reply requests the slot
     dev_pair_p: np.ndarray  # per dev (request unit, slot) pair (``pair_groups`` order): the calibrated p, before
     # ``exclusive_probs``
 
@@ -533,23 +531,26 @@ def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: 
     R = slot_rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)],
                            _answers(train))
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
-    ysd, gd = pair_labels(dev), pair_groups(dev)
+    ysd = pair_labels(dev)
     zd = averaged_logits(slot_params, rendering_views(dev, emb, features))
     sd = slot_rank_features(zd, _sentence_ids(dev), [zreq_dev[s] for s in _pair_sentences(dev)], _answers(dev)) \
         @ rank.coef_[0] + rank.intercept_[0]
     sa, sb = _platt(sd, ysd)
     pd_ = sigmoid(sa * sd + sb)
-    bp, by = best_per_reply_slot(gd, exclusive_probs(dev, pd_), ysd)
     return SlotFit(params=slot_params, rank_w=rank.coef_[0], rank_b=float(rank.intercept_[0]), platt=(sa, sb),
-                   threshold=_threshold(bp, by, DEV_PRECISION["slots"]), n_pairs=len(ys), dev_p=bp, dev_y=by,
+                   threshold=_threshold(*dev_scores(dev, pd_), DEV_PRECISION["slots"]), n_pairs=len(ys),
                    dev_pair_p=pd_)
 
 
+def dev_scores(dev: Split, pair_p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per dev (reply, slot), sorted: the best over the reply's request units of ``pair_p`` (per pair, calibrated)
+    after ``exclusive_probs``, as ``Heads.slot_probs`` returns it, and the label."""
+    return best_per_reply_slot(pair_groups(dev), exclusive_probs(dev, pair_p), pair_labels(dev))
+
+
 def mean_dev_scores(dev: Split, *fits: SlotFit) -> tuple[np.ndarray, np.ndarray]:
-    """Per dev (reply, slot), sorted: the best over the reply's request units of the mean of the fitted heads'
-    calibrated probabilities (as ``Heads.slot_probs`` averages them, then ``exclusive_probs``), and the label."""
-    p = exclusive_probs(dev, np.mean([f.dev_pair_p for f in fits], axis=0))
-    return best_per_reply_slot(pair_groups(dev), p, pair_labels(dev))
+    """``dev_scores`` of the mean of the fitted heads' calibrated probabilities (``Heads.slot_probs`` averages them)."""
+    return dev_scores(dev, np.mean([f.dev_pair_p for f in fits], axis=0))
 
 
 def mean_threshold(dev: Split, *fits: SlotFit) -> float:

@@ -695,9 +695,9 @@ class Heads:
         return out
 
 
-def _fail(path: Path, why: str) -> SageInputError:
+def _fail(path: Path, why: str, field: Optional[str] = None) -> SageInputError:
     return SageInputError(f"not a usable heads file: {why} (regenerate it with `python -m sage_core train-heads`)",
-                          file=str(path))
+                          file=str(path), field=field)
 
 
 def _array(d: dict, key: str, shape: tuple, path: Path) -> np.ndarray:
@@ -735,7 +735,7 @@ def _ranked_pair_head(path: Path, d: dict, key: str, what: str, n_in: int, n_ran
         b = float(section["rank"]["b"])
         platt = tuple(float(x) for x in section["platt"])
     if len(platt) != 2 or not all(math.isfinite(x) for x in (b, *platt)):
-        raise SageInputError(_fail(path, f"malformed {what}").detail, file=str(path), field=key)
+        raise _fail(path, f"malformed {what}", key)
     return mlp, w, b, platt
 
 
@@ -750,8 +750,7 @@ def _reading(path: Path, what: str, key: str):
             raise
         raise SageInputError(e.detail, file=e.file, field=key) from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        err = _fail(path, f"malformed {what} ({type(e).__name__}: {e})")
-        raise SageInputError(err.detail, file=err.file, field=key) from None
+        raise _fail(path, f"malformed {what} ({type(e).__name__}: {e})", key) from None
 
 
 def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = None) -> Heads:
