@@ -368,3 +368,47 @@ def test_a_wh_question_is_never_vetoed_as_an_intent_offer(heads, purse, reply):
 def test_offers_and_yes_no_questions_do_not_open_with_an_asking_wh_word(sentence):
     from sage_core.evaluator.text.sentences import opens_with_wh
     assert not opens_with_wh(sentence)
+
+
+# a service of our own (no SGD service has these slots or values)
+CRUISE = [{
+    "service_name": "Cruises_1", "description": "Find cruises",
+    "slots": [
+        {"name": "cruise_line", "description": "Company operating the cruise", "is_categorical": True,
+         "possible_values": ["Royal Caribbean", "Carnival", "Norwegian", "Princess"]},
+        {"name": "cabin", "description": "Kind of cabin", "is_categorical": True,
+         "possible_values": ["Interior", "Balcony", "Suite"]},
+        {"name": "port", "description": "Port the cruise leaves from", "is_categorical": False},
+    ],
+    "intents": [{"name": "FindCruise", "required_slots": ["port"],
+                 "optional_slots": {"cruise_line": "dontcare", "cabin": "dontcare"},
+                 "result_slots": ["cruise_line", "cabin", "port"]}],
+}]
+
+
+@pytest.fixture(scope="module")
+def cruise(tmp_path_factory):
+    p = tmp_path_factory.mktemp("schema") / "schema.json"
+    p.write_text(json.dumps(CRUISE))
+    return load_sgd_schema(p).get("Cruises_1:FindCruise")
+
+
+def _requested(spec, reply, heads):
+    t = Turn("d:1", "d", spec.id, [], "I need a cruise.", reply, {}, {}, None, None)
+    return {a.slot for a in extract_agent_acts(t, spec, heads=heads) if a.act == "REQUEST"}
+
+
+def test_a_question_putting_forward_one_value_offers_it_and_requests_nothing(heads, cruise):
+    """"Would you like a Balcony cabin?" offers one value of the slot (SGD annotates such questions as offers): the
+    slot head reads it as about the cabin, well above its threshold, and the reply still requests nothing."""
+    from sage_core.evaluator.text.agent_acts import names_one_value
+    offer = "Would you like a Balcony cabin?"
+    assert heads.slot_probs(offer, request_slots(cruise))["cabin"] >= heads.slot_threshold  # the head alone would
+    assert names_one_value(offer, cruise, "cabin") and "cabin" not in _requested(cruise, offer, heads)
+    # asking for the slot, or for a choice between two of its values, is a request; another slot's value named
+    # beside the question ("a Carnival cruise") does not stop the cabin from being asked for
+    for reply in ("What kind of cabin do you want?", "Interior or Suite?",
+                  "I found a Carnival cruise. What kind of cabin do you want?"):
+        assert not names_one_value(reply, cruise, "cabin")
+        assert "cabin" in _requested(cruise, reply, heads), reply
+    assert not names_one_value(offer, cruise, "port")  # a free-text slot has no values to name
