@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sage_core.data.errors import SageInputError
-from sage_core.evaluator.tool_steps import request_phrase_in, word_form_of
+from sage_core.evaluator.tools.user_requests import request_phrase_in, word_form_of
 from tests.test_tool_steps import call, evaluate_transcripts, out
 
 TOOLS = [
@@ -144,7 +144,7 @@ def test_the_users_stated_preference_among_searched_options(run):
 
 
 def test_clock_times_for_the_span_of_an_option():
-    from sage_core.evaluator.tool_steps import clock_minutes
+    from sage_core.evaluator.tools.preferences import clock_minutes
 
     assert clock_minutes("09:30:00") == 570 and clock_minutes("9:05") == 545
     assert clock_minutes("00:30:00+1") == 1470  # the next day

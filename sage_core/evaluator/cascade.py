@@ -26,7 +26,7 @@ from sage_core.data.types import (
 from sage_core.evaluator.aggregate import EMPTY_ANNOTATED, EMPTY_EXTRACTED, aggregate
 from sage_core.evaluator.compile import DEFAULT_EXTRACTION_FLOOR, compile_with_evidence
 from sage_core.evaluator.repair import repairs
-from sage_core.evaluator.tool_steps import is_tool_step
+from sage_core.evaluator.tools import is_tool_step
 from sage_core.evaluator.verify.s1 import TurnContext, verify_s1
 from sage_core.evaluator.verify.s2_encoders import make_backend
 from sage_core.evaluator.verify.s2_symbolic import DEFAULT_TAU, GroundingBackend

@@ -56,7 +56,7 @@ from sage_core.evaluator.text.user_values import (
     extract_user_values,
 )
 from sage_core.specs.workflow import WorkflowSpec
-from sage_core.evaluator.tool_steps import compile_tool_step, is_tool_step
+from sage_core.evaluator.tools import compile_tool_step, is_tool_step
 
 if TYPE_CHECKING:
     from sage_core.evaluator.text.heads import Heads

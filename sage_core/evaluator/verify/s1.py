@@ -22,7 +22,7 @@ from sage_core.data.types import (
 )
 from sage_core.evaluator.text.normalize import compare, is_dontcare, normalize
 from sage_core.specs.workflow import WorkflowSpec
-from sage_core.evaluator.tool_steps import verify_tool_step_s1
+from sage_core.evaluator.tools import verify_tool_step_s1
 
 
 @dataclass

@@ -26,7 +26,7 @@ from sage_core.evaluator.text.normalize import (
 from sage_core.evaluator.text.slot_keywords import (bool_keywords, keyword_match, names_keyword, open_choice_span,
                                                     stem)
 from sage_core.evaluator.text.user_values import asking_question_at, question_at
-from sage_core.evaluator.tool_steps import verify_tool_step_s2
+from sage_core.evaluator.tools import verify_tool_step_s2
 from sage_core.evaluator.verify.s1 import TurnContext
 
 # S2 abstains when |margin| < tau (the paper's tau = 0.20).
