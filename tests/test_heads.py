@@ -116,8 +116,9 @@ def test_wh_question_of_a_new_service_is_read_as_its_request(heads):
 def test_wh_floor_raises_the_slot_a_wh_question_asks_for(heads, monkeypatch, reply, slot):
     import dataclasses
     import sage_core.evaluator.text.heads as H
+    import sage_core.evaluator.text.heads.features as F
     floored = dataclasses.replace(heads).slot_probs(reply, H.request_slots(BANK))[slot]  # a copy starts without memos
-    monkeypatch.setattr(H, "WH_REQUEST_LOGIT_FLOOR", float("-inf"))
+    monkeypatch.setattr(F, "WH_REQUEST_LOGIT_FLOOR", float("-inf"))
     plain = dataclasses.replace(heads).slot_probs(reply, H.request_slots(BANK))[slot]
     assert floored > plain + 0.05
 

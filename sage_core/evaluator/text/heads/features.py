@@ -1,0 +1,97 @@
+"""The heads' numerics on embeddings: pair features of a sentence against slots (plain and schema-centred),
+the listwise ranking features, and the forward pass of a one-hidden-layer MLP."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from sage_core.evaluator.text.answer_types import ANSWER_FEATURES, SIDE_FEATURES
+from sage_core.evaluator.text.sentences import opens_with_wh
+
+
+def pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Features of (sentence, slot) pairs: u*v, |u-v|, cosine. ``sent`` (d,) or (n, d), ``slots`` (n, d)."""
+    sent = np.broadcast_to(sent, slots.shape)
+    cos = np.sum(sent * slots, axis=1, keepdims=True)
+    return np.concatenate([sent * slots, np.abs(sent - slots), cos], axis=1)
+
+
+def _unit(a: np.ndarray) -> np.ndarray:
+    return a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+
+
+def centred_pair_features(sent: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """The second slot head's features of (sentence, slot) pairs, where ``slots`` (n, d) are all the slots the
+    sentence is scored against (a schema's requestable slots): u'*v', |u-v|, cosine of u and v, cosine of u' and v',
+    with u' = u - c and v' = v - c for c the mean of the slots. What a schema's slots share is mostly their domain,
+    which a pair MLP on u*v memorises; centred, it sees what sets a slot apart from its siblings and whether the
+    sentence leans that way. Alone it ranks better on domains without train dialogues and worse on new services of
+    known domains than ``pair_features``; the two heads err on different services, so ``Heads.slot_probs`` averages
+    them (docs/benchmarks.md, "Schema-centred pair features", dev only)."""
+    c = slots.mean(axis=0)
+    u = np.broadcast_to(sent - c, slots.shape)
+    v = slots - c
+    sent = np.broadcast_to(sent, slots.shape)
+    cos = np.sum(sent * slots, axis=1, keepdims=True)
+    cos_c = np.sum(_unit(u) * _unit(v), axis=1, keepdims=True)
+    return np.concatenate([u * v, np.abs(sent - slots), cos, cos_c], axis=1)
+
+
+# the slot head's listwise stage: the pair score against the other slots', the request score of the sentence,
+# whether the kind of value the question asks for is one the slot holds, and whether the question is about the end
+# of the trip / booking the slot is (``answer_types``)
+RANK_FEATURES = ["z", "z - max other z", "is top", "request logit of the sentence (request_logit)"] + ANSWER_FEATURES \
+    + SIDE_FEATURES
+VALUE_RANK_FEATURES = RANK_FEATURES[:3]  # the value head's listwise stage: a value against the slot's other values
+# a question opening with an asking wh-word ("Which account should I check?", "Who do you want to transfer it to?")
+# asks for a value whatever the act head reads in it: fitted on the train split's domains, it reads such questions of
+# new services as statements (dev, a bank service without train dialogues: REQUEST p 0.01-0.4). The listwise stage sees
+# their REQUEST logit at least this high. Chosen on dev (request-candidate units, services without train dialogues:
+# average precision of requested pairs 0.960 -> 0.962, recall at the dev-chosen threshold 0.851 -> 0.864; floors 0,
+# 1, 2, 3 tried, 2 best on recall; services with train dialogues unchanged)
+WH_REQUEST_LOGIT_FLOOR = 2.0
+
+
+def request_logit(sentence: str, z: float) -> float:
+    """The listwise stage's REQUEST feature of a request unit: the act head's logit ``z``, floored at
+    ``WH_REQUEST_LOGIT_FLOOR`` for a question opening with an asking wh-word (``opens_with_wh``)."""
+    return max(z, WH_REQUEST_LOGIT_FLOOR) if opens_with_wh(sentence) else z
+
+
+def slot_rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float],
+                       answers: Sequence[tuple[float, ...]]) -> np.ndarray:
+    """The slot head's listwise features (``RANK_FEATURES``): ``rank_features`` and, per pair, its answer-kind and
+    trip-end agreement (``answer_types.AnswerFit.features``)."""
+    extra = len(RANK_FEATURES) - 4
+    return np.concatenate([rank_features(z, sentence_ids, zreq),
+                           np.asarray(answers, dtype=np.float64).reshape(-1, extra)], axis=1)
+
+
+def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[float]) -> np.ndarray:
+    """Listwise features of each (sentence, slot) pair given the pair scores ``z`` of all slots of its sentence
+    (the first four of ``RANK_FEATURES``)."""
+    z = np.asarray(z, dtype=np.float64)
+    ids = np.asarray(sentence_ids)
+    out = np.zeros((len(z), 4))
+    for i in np.unique(ids):
+        idx = np.flatnonzero(ids == i)
+        zz = z[idx]
+        order = np.sort(zz)[::-1]
+        top, second = order[0], (order[1] if len(order) > 1 else order[0] - 10.0)
+        other = np.where(zz == top, second, top)
+        out[idx, 0] = zz
+        out[idx, 1] = zz - other
+        out[idx, 2] = (zz == top).astype(np.float64)
+    out[:, 3] = np.asarray(zreq, dtype=np.float64)
+    return out
+
+
+def mlp_logits(params: dict, X: np.ndarray) -> np.ndarray:
+    """One hidden ReLU layer: relu(X w1 + b1) w2 + b2."""
+    h = np.maximum(X @ params["w1"] + params["b1"], 0.0)
+    return h @ params["w2"] + params["b2"]
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
