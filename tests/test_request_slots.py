@@ -412,3 +412,27 @@ def test_a_question_putting_forward_one_value_offers_it_and_requests_nothing(hea
         assert not names_one_value(reply, cruise, "cabin")
         assert "cabin" in _requested(cruise, reply, heads), reply
     assert not names_one_value(offer, cruise, "port")  # a free-text slot has no values to name
+
+
+@pytest.mark.parametrize("part,asks", [
+    ("what city are you leaving from?", True), ("which one do you like?", True), ("do you need a car?", True),
+    ("to whom?", True), ("please tell me the city.", True),
+    ("There are 3 restaurants you may like?", False), ("I found 4 flights for you?", False), ("the 92nd street Y?", False),
+])
+def test_a_part_asks_by_its_own_form(part, asks):
+    from sage_core.evaluator.text.sentences import asks_by_form
+    assert asks_by_form(part) is asks
+
+
+def test_a_clause_of_an_offer_is_not_scored_for_requests(heads, purse):
+    """SGD dev: the act head reads the offer as a whole as no request, but its first clause, given the sentence's
+    question mark, as one; that clause used to be scored and the slot head found a slot in it. Now nothing is."""
+    offer = "There are 3 restaurants you may like, how about Pasta Primavera Cafe in Concord?"
+    clause = "There are 3 restaurants you may like?"
+    assert not heads.asks_for_value(offer) and heads.asks_for_value(clause)  # what the rule is there for
+    spec = purse.get("Purse_4:MoveMoney")
+    assert max(heads.requested(offer, request_slots(spec)).values()) == 0.0
+    # a part that asks by its form is still scored when its sentence is read as an offer
+    mixed = "I found 4 flights for you, the first leaves at 5 pm, which one do you like?"
+    assert not heads.asks_for_value(mixed)
+    assert max(heads.requested(mixed, request_slots(spec)).values()) > 0.0

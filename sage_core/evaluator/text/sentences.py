@@ -201,3 +201,12 @@ def run_on_sentences(text: str) -> list[tuple[str, int]]:
         conj = _TRAILING_CONJ.search(head)  # "... will be going and what time ...": the "and" opens the next one
         cuts.append(m.start() - (len(head) - conj.start()) if conj and conj.start() > 0 else m.start())
     return [(text[a:b], a) for a, b in zip(cuts, cuts[1:] + [len(text)]) if text[a:b].strip()]
+
+
+def asks_by_form(part: str) -> bool:
+    """A part of a sentence is a question by its own form: it opens with an asking wh-word ("what city?") or an
+    auxiliary before its subject ("do you need a car?"), or it is a directive request. Not a clause that only
+    inherited its sentence's question mark ("There are 3 restaurants you may like?" of "There are 3 restaurants you
+    may like, how about Pasta Primavera Cafe?")."""
+    bare = part.strip().rstrip("?").strip()
+    return opens_with_wh(bare) or bool(UNMARKED_QUESTION.match(bare)) or is_directive_request(bare)

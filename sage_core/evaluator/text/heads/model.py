@@ -10,7 +10,7 @@ import numpy as np
 
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import QUANTITY_KINDS, answer_fit
-from sage_core.evaluator.text.sentences import (asks_without_mark, is_directive_request, marked_question,
+from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request, marked_question,
                                                opens_with_wh, run_on_sentences)
 from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, centred_pair_features, mlp_logits,
                                                      pair_features, rank_features, request_logit, sigmoid,
@@ -381,5 +381,9 @@ class Heads:
             if self.asks_for_value(sent):  # the parts of an asking sentence ask too ("... and your destination.")
                 out.extend(u for u in [sent] + parts if u not in out)
             else:
-                out.extend(u for u in parts if u not in out and self.asks_for_value(u))
+                # a sentence that does not ask (an offer: "There are 3 restaurants you may like, how about X?")
+                # still asks in a part that is a question by its own form ("I found 4 flights, which one do you
+                # like?"), not in a clause that only inherited the question mark. Dev, every turn, text-only:
+                # requested-slot pairs 29 false fewer, 2 true fewer (P 0.939 -> 0.944, R 0.932 -> 0.931)
+                out.extend(u for u in parts if u not in out and asks_by_form(u) and self.asks_for_value(u))
         return out
