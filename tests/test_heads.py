@@ -813,10 +813,11 @@ def test_a_question_asking_the_agent_to_act_keeps_its_values(heads):
 
 # --- a confirmation that restates held values is no re-request ----------------------------------------------------
 def test_a_confirmation_restating_a_held_value_is_not_a_wnf(heads, shared_data):
-    """SGD dev turn 8_00076:11 (Buses_1), text-only: the agent reads the booking back as a question. The slot head
-    reads to_location in it at p 0.64, which s_(t-1) already holds; with the threshold lowered under that, so it is
-    read as a request, a reply the act head reads as CONFIRM is a read-back, not judged (S2 abstains). The same slot
-    asked for plainly, with no confirmation, stays a WNF."""
+    """SGD dev turn 8_00076:11 (Buses_1), text-only: the agent reads the booking back as a question ("Could you
+    confirm ... leaving from Portland and going to Vancouver?"). Its clause "going to Vancouver?" only inherits the
+    question mark (``asks_by_form``), so no request of the held to_location is read at all. Where the read-back does
+    ask for the held slot as a question ("..., and where are you going to?"), a reply the act head reads as CONFIRM
+    restates it: not judged (S2 abstains). The same slot asked for plainly, with no confirmation, stays a WNF."""
     import dataclasses
     from sage_core.evaluator.cascade import Evaluator
     turns, reg = load_corpus("sgd", str(shared_data / "sgd" / "dev"))
@@ -824,14 +825,19 @@ def test_a_confirmation_restating_a_held_value_is_not_a_wnf(heads, shared_data):
     assert t.agent.startswith("Could you confirm") and t.state_before.get("to_location")
     ev = Evaluator(reg, heads=dataclasses.replace(heads, slot_threshold=0.6))
     text_only = dataclasses.replace(t, user_values=None, agent_acts=None)
-    wnf = {tr.criterion.args["slot"]: tr for tr in ev.evaluate_turn(text_only).traces
-           if tr.criterion.type == FailureClass.WNF}
+
+    def wnfs(turn):
+        return {tr.criterion.args["slot"]: tr for tr in ev.evaluate_turn(turn).traces
+                if tr.criterion.type == FailureClass.WNF}
+    assert not wnfs(text_only)
+    asks_again = dataclasses.replace(text_only, agent="Could you confirm that you want a bus ticket leaving from "
+                                                       "Portland, and where are you going to?")
+    wnf = wnfs(asks_again)
     assert "to_location" in wnf and wnf["to_location"].criterion.args["confirms_held"] is True
     assert not any(tr.final.decision == Decision.TRUE for tr in wnf.values())
-    plain = dataclasses.replace(text_only, agent="Where are you going to?")
-    asked = [tr for tr in ev.evaluate_turn(plain).traces
-             if tr.criterion.type == FailureClass.WNF and tr.criterion.args["slot"] == "to_location"]
-    assert asked and asked[0].criterion.args["confirms_held"] is False and asked[0].final.decision == Decision.TRUE
+    plain = wnfs(dataclasses.replace(text_only, agent="Where are you going to?"))
+    assert "to_location" in plain and plain["to_location"].criterion.args["confirms_held"] is False
+    assert plain["to_location"].final.decision == Decision.TRUE
 
 
 def test_pair_score_is_the_mean_over_the_slot_renderings(heads):
