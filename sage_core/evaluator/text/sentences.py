@@ -209,4 +209,4 @@ def asks_by_form(part: str) -> bool:
     inherited its sentence's question mark ("There are 3 restaurants you may like?" of "There are 3 restaurants you
     may like, how about Pasta Primavera Cafe?")."""
     bare = part.strip().rstrip("?").strip()
-    return opens_with_wh(bare) or bool(UNMARKED_QUESTION.match(bare)) or is_directive_request(bare)
+    return opens_with_wh(bare) or asks_without_mark(bare)

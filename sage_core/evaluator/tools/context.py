@@ -160,5 +160,15 @@ def json_key_value(path: str, value: str, text: str) -> bool:
     return re.search(pat, text) is not None
 
 
+def indexed_items(args: dict[str, str], arg: str) -> dict[int, dict[str, str]]:
+    """Flattened array argument ``arg[i].k`` (or ``arg[i]``) -> {i: {k: value}}."""
+    out: dict[int, dict[str, str]] = {}
+    for p, v in args.items():
+        m = re.match(re.escape(arg) + r"\[(\d+)\](?:\.(.+))?$", p)
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2) or ""] = str(v)
+    return out
+
+
 def argument_spec(spec: Any, path: str):
     return spec.slots.get(path)

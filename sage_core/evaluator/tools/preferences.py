@@ -11,8 +11,7 @@ from sage_core.evaluator.text.spending_limits import stated_limit
 from sage_core.evaluator.text.time_windows import TimeWindow, stated_window
 from sage_core.evaluator.text.normalize import parse_number
 from sage_core.data.types import Criterion, FailureClass, Turn
-from sage_core.evaluator.tools.context import StepContext, json_or_none
-from sage_core.evaluator.tools.records import indexed_items
+from sage_core.evaluator.tools.context import StepContext, indexed_items, json_or_none
 from sage_core.evaluator.tools.user_requests import request_phrase_in
 
 

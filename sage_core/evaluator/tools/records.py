@@ -2,13 +2,12 @@
 the same number of passengers, a cancellation the policy allows)."""
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 from typing import Any, Optional
 
 from sage_core.evaluator.text.normalize import parse_number
 from sage_core.data.types import Criterion, FailureClass, Turn
-from sage_core.evaluator.tools.context import StepContext
+from sage_core.evaluator.tools.context import StepContext, indexed_items
 from sage_core.evaluator.tools.user_requests import phrase_in
 
 
@@ -29,16 +28,6 @@ def find_record(ctx: StepContext, tool: str, key: str, value: str) -> Optional[d
         if str(about if about is not None else "").strip() == value:
             return rec
     return None
-
-
-def indexed_items(args: dict[str, str], arg: str) -> dict[int, dict[str, str]]:
-    """Flattened array argument ``arg[i].k`` (or ``arg[i]``) -> {i: {k: value}}."""
-    out: dict[int, dict[str, str]] = {}
-    for p, v in args.items():
-        m = re.match(re.escape(arg) + r"\[(\d+)\](?:\.(.+))?$", p)
-        if m:
-            out.setdefault(int(m.group(1)), {})[m.group(2) or ""] = str(v)
-    return out
 
 
 def check_record_rule(rule: dict[str, Any], args: dict[str, str], rec: dict[str, Any],

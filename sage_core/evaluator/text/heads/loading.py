@@ -126,7 +126,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             h.mention_base_rate = float(md["base_rate"])
         if len(h.mention_platt) != 2 or not all(math.isfinite(x) for x in h.mention_platt) \
                 or not 0.0 < h.mention_base_rate < 1.0:
-            raise heads_file_error(p, "malformed mention head")
+            raise heads_file_error(p, "malformed mention head", "mentions")
     if d.get("informs") is not None:
         with _reading(p, "informs head", "informs"):
             fd = d["informs"]
@@ -134,7 +134,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             h.informs_platt = tuple(float(x) for x in fd["platt"])
             h.informs_threshold = float(fd["threshold"])
         if len(h.informs_platt) != 2 or not all(math.isfinite(x) for x in (h.informs_threshold, *h.informs_platt)):
-            raise heads_file_error(p, "malformed informs head")
+            raise heads_file_error(p, "malformed informs head", "informs")
     if d.get("slots_centred") is not None:
         h.centred_mlp, h.centred_rank_w, h.centred_rank_b, h.centred_platt = _ranked_pair_head(
             p, d, "slots_centred", "centred slot head", 2 * DIM + 2, len(RANK_FEATURES))
