@@ -8,6 +8,7 @@ from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Turn,
 from sage_core.evaluator.tools.compile import one_call_decision
 from sage_core.evaluator.tools.context import (EXPLICIT_YES, ID_LIKE, StepContext, WEAK_YES, argument_spec,
                                                json_key_value, leaf, near_keyword, occurs, occurs_number)
+from sage_core.evaluator.verify.decision import decide
 from sage_core.evaluator.tools.margins import (LISTED_SHARE, MARGIN_DROPPED, MARGIN_IUV, MARGIN_IUV_AGREES,
                                                MARGIN_LISTED_ACCEPTED, MARGIN_NEAR_KEYWORD, MARGIN_PC_WEAK,
                                                MARGIN_PREFERENCE, MARGIN_TYPED_MATCH, MARGIN_UNSUPPORTED_NUMBER,
@@ -99,38 +100,29 @@ def _uv_s1(c: Criterion, turn: Turn, spec: Any) -> Verdict:
 def _wish_verdict(a: dict[str, Any], tau: float, broken: str, kept: str) -> Verdict:
     """A stated wish of the user (preference, time window, spending cap) the call breaks or keeps, at
     ``MARGIN_PREFERENCE``, with the tool's answer or searches as the evidence."""
-    return _decide(-MARGIN_PREFERENCE if a["violated"] else MARGIN_PREFERENCE, tau, broken if a["violated"] else kept,
+    return decide(-MARGIN_PREFERENCE if a["violated"] else MARGIN_PREFERENCE, tau, broken if a["violated"] else kept,
                    "tool")
-
-
-def _decide(m: float, tau: float, why: str, evidence: str = "") -> Verdict:
-    m = max(-1.0, min(1.0, float(m)))
-    if m >= tau:
-        return Verdict(Decision.FALSE, abs(m), Stage.S2_SYMBOLIC, evidence, why)
-    if m <= -tau:
-        return Verdict(Decision.TRUE, abs(m), Stage.S2_SYMBOLIC, evidence, why)
-    return Verdict(Decision.ABSTAIN, abs(m), Stage.S2_SYMBOLIC, evidence, why + f" (|m|={abs(m):.2f} < tau={tau})")
 
 
 def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
     a = c.args
     if c.type == FailureClass.PC:
         if a["explicit_yes"]:
-            return _decide(-MARGIN_PC_WEAK, tau, f"explicit 'yes', but the agent had listed only "
+            return decide(-MARGIN_PC_WEAK, tau, f"explicit 'yes', but the agent had listed only "
                                                  f"{a['listed_share']:.0%} of the call's values", "user")
         # implicit agreement ("sure", "ok"): acceptable only after a full listing
         m = MARGIN_PC_WEAK if a["listed_share"] >= LISTED_SHARE else -MARGIN_PC_WEAK
-        return _decide(m, tau, f"implicit confirmation after a listing of {a['listed_share']:.0%}", "user")
+        return decide(m, tau, f"implicit confirmation after a listing of {a['listed_share']:.0%}", "user")
     if a.get("rule") == "dropped_request":
         if (a["refused"] or a["handed_off"]) and a.get("unchecked"):
-            return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); the agent "
+            return decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); the agent "
                                                  f"declined or handed off without ever looking up {a['unchecked']}, "
                                                  "so it never checked whether the policy allows it", "agent")
         if a["refused"] or a["handed_off"]:
-            return _decide(0.0, tau, f"{a['value']} was not carried out, but the agent declined or handed off after "
+            return decide(0.0, tau, f"{a['value']} was not carried out, but the agent declined or handed off after "
                                      "looking up what the policy's conditions need: whether that was right needs "
                                      "those conditions")
-        return _decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
+        return decide(-MARGIN_DROPPED, tau, f"the user asked for {a['value']} ({a['sentence']!r}); no call carried it "
                                              "out and the agent neither declined nor handed off", "user")
     if a.get("rule") == "spending_limit":
         return _wish_verdict(a, tau, f"the user would pay at most {a['value']} ({a['sentence']!r}); the call's answer "
@@ -145,28 +137,28 @@ def verify_tool_step_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verd
                                                     "searches returned beats the call's on it")
     if c.type == FailureClass.IUV:
         if str(a["call_value"]).lower() == str(a["value"]).lower():
-            return _decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")
-        return _decide(-MARGIN_IUV, tau, f"the user said {a['sentence']!r}; the call has {a['call_value']!r}", "user")
+            return decide(MARGIN_IUV_AGREES, tau, f"the call keeps the user's {a['value']!r}", "user")
+        return decide(-MARGIN_IUV, tau, f"the user said {a['sentence']!r}; the call has {a['call_value']!r}", "user")
     if a.get("rule") == "one_call_per_message":  # structural: the same answer as S1 (leave-one-out configs)
         bad, why = one_call_decision(a)
-        return _decide(-1.0 if bad else 1.0, tau, why, "agent")
+        return decide(-1.0 if bad else 1.0, tau, why, "agent")
     if c.type == FailureClass.WNF and a.get("rule") == "prerequisite":
-        return _decide(-1.0 if a["missing"] else 1.0, tau, f"prerequisites missing: {a['missing']}" if a["missing"]
+        return decide(-1.0 if a["missing"] else 1.0, tau, f"prerequisites missing: {a['missing']}" if a["missing"]
                        else f"prerequisites {a['prerequisites']} ran before", "agent")
     if c.type == FailureClass.WNF:
         if a.get("open_before"):
-            return _decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",
+            return decide(-MARGIN_WNF_REPLY, tau, f"asks for {a['slot']} while {a['open_before'][0]} is not known",
                            "agent")
-        return _decide(MARGIN_WNF_REPLY, tau, f"{a['slot']} is next in the policy's order", "agent")
+        return decide(MARGIN_WNF_REPLY, tau, f"{a['slot']} is next in the policy's order", "agent")
     if a.get("rule") == "must_ask":
-        return _decide(1.0 if a["raised"] else -1.0, tau, f"{a['slot']} raised before: {a['raised']!r}", "agent")
+        return decide(1.0 if a["raised"] else -1.0, tau, f"{a['slot']} raised before: {a['raised']!r}", "agent")
     if a.get("rule") == "record_rule":
         if a["violated"] is None:
-            return _decide(0.0, tau, a["why"])
-        return _decide(-1.0 if a["violated"] else 1.0, tau, a["why"], "tool")
+            return decide(0.0, tau, a["why"])
+        return decide(-1.0 if a["violated"] else 1.0, tau, a["why"], "tool")
     if c.type == FailureClass.UV:
         return _uv_s2(c, turn, spec, tau)
-    return _decide(0.0, tau, "no S2 rule")
+    return decide(0.0, tau, "no S2 rule")
 
 
 def _uv_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
@@ -176,26 +168,26 @@ def _uv_s2(c: Criterion, turn: Turn, spec: Any, tau: float) -> Verdict:
     if vt in ("date", "time"):
         for who, t in texts:
             if find_in_text(value, t, vt):
-                return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated in a {who} text", who)
+                return decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated in a {who} text", who)
     if vt == "number":
         small = (parse_number(value) or 0) < 10
         for who, t in texts:
             if near_keyword(value, t, path):
-                return _decide(MARGIN_NEAR_KEYWORD, tau, f"{value} is stated next to '{leaf(path)}' in a {who} text", who)
+                return decide(MARGIN_NEAR_KEYWORD, tau, f"{value} is stated next to '{leaf(path)}' in a {who} text", who)
             if not small and occurs_number(value, t):
-                return _decide(MARGIN_TYPED_MATCH, tau, f"{value} is stated in a {who} text", who)
+                return decide(MARGIN_TYPED_MATCH, tau, f"{value} is stated in a {who} text", who)
     if vt == "categorical" and sl_text_found(value.replace("_", " "), texts):  # one_way said as "one-way"
-        return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
+        return decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
     if vt == "text" and sl_text_found(value, texts):
-        return _decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
+        return decide(MARGIN_TYPED_MATCH, tau, f"{value!r} is stated (normalised) in the dialogue", "user")
     for reply, answer in ctx.replies_then_user:  # the agent stated it and the user agreed
         stated = occurs(value, reply) or (vt in ("date", "number") and find_in_text(value, reply, vt)) or \
             (vt == "number" and near_keyword(value, reply, path))
         if stated and (EXPLICIT_YES.search(answer) or WEAK_YES.search(answer)):
-            return _decide(MARGIN_LISTED_ACCEPTED, tau, f"the agent stated {value!r} and the user agreed", "user")
+            return decide(MARGIN_LISTED_ACCEPTED, tau, f"the agent stated {value!r} and the user agreed", "user")
     if vt == "number":
-        return _decide(-MARGIN_UNSUPPORTED_NUMBER, tau, f"no user message or tool output states {leaf(path)}={value}")
-    return _decide(0.0, tau, f"{value!r} is not found verbatim; paraphrase support needs an encoder")
+        return decide(-MARGIN_UNSUPPORTED_NUMBER, tau, f"no user message or tool output states {leaf(path)}={value}")
+    return decide(0.0, tau, f"{value!r} is not found verbatim; paraphrase support needs an encoder")
 
 
 def sl_text_found(value: str, texts: list[tuple[str, str]]) -> bool:

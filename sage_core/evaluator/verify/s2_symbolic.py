@@ -27,6 +27,7 @@ from sage_core.evaluator.text.slot_keywords import (bool_keywords, keyword_match
                                                     stem)
 from sage_core.evaluator.text.user_values import asking_question_at, question_at
 from sage_core.evaluator.tools import verify_tool_step_s2
+from sage_core.evaluator.verify.decision import decide
 from sage_core.evaluator.verify.s1 import TurnContext
 
 # S2 abstains when |margin| < tau (the paper's tau = 0.20).
@@ -98,20 +99,6 @@ class Pending:
 
 
 Planned = Union[Verdict, Pending]
-
-
-def decide(m: float, tau: float, rationale: str, evidence: str = "", stage: Stage = Stage.S2_SYMBOLIC) -> Verdict:
-    """Map a support margin to a failure decision (TRUE = failure present).
-
-    ``stage`` says what produced the margin: a named constant of this module (S2-symbolic) or an
-    encoder score (S2-encoder, passed by the ``finish`` callbacks of pending text pairs).
-    """
-    m = float(max(-1.0, min(1.0, m)))
-    if m >= tau:
-        return Verdict(Decision.FALSE, abs(m), stage, evidence, rationale)
-    if m <= -tau:
-        return Verdict(Decision.TRUE, abs(m), stage, evidence, rationale)
-    return Verdict(Decision.ABSTAIN, abs(m), stage, evidence, rationale + f" (|m|={abs(m):.2f} < tau={tau})")
 
 
 def _put_forward_in_reply(v: Verdict, value: str, vt: str, ctx: TurnContext, tau: float) -> Verdict:
