@@ -436,6 +436,12 @@ _MONTH_RE = r"(january|february|march|april|may|june|july|august|september|octob
             r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 _DAY_RE = r"(\d{1,2})(?:st|nd|rd|th)?"
 _ORD_RE = r"(" + "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True)) + r")"
+# "the first" is a date only where a date can end: not before a noun it counts ("book the first therapist", "the
+# second option", "the first day of my vacation"). The words that follow a day of the month in the fitting splits'
+# user turns ("the 6th and ...", "the 3rd at ...", "the 9th instead") may follow it; train + dev: of 10 "the <ordinal
+# word> <word>" matches one was a date (a time of day followed), and four were clean-turn IUV false alarms
+_NOT_BEFORE_NOUN = (r"(?!\s+(?!(?:and|or|at|from|in|on|to|for|please|instead|until|till|is|if|around|would|will|with|so|"
+                    r"works|then|of)\b)[a-z])")
 _DATE_PATTERNS = [
     re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"),
     re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b"),
@@ -444,7 +450,7 @@ _DATE_PATTERNS = [
     re.compile(rf"\b(?:the\s+)?{_DAY_RE}\s+(?:of\s+)?{_MONTH_RE}(?:,?\s+(\d{{4}}))?", re.I),
     re.compile(rf"\b(?:the\s+)?{_ORD_RE}\s+(?:of\s+)?{_MONTH_RE}", re.I),
     re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(?:this|the|next)\s+month)?", re.I),
-    re.compile(rf"\bthe\s+{_ORD_RE}\b(?:\s+of\s+(?:this|the|next)\s+month)?", re.I),
+    re.compile(rf"\bthe\s+{_ORD_RE}\b(?:\s+of\s+(?:this|the|next)\s+month)?{_NOT_BEFORE_NOUN}", re.I),
     re.compile(r"\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I),
     re.compile(r"\b(day after tomorrow|tomorrow|today|tonight)\b", re.I),
 ]
