@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 from sage_core.data.types import Criterion, Decision, FailureClass, Stage, Verdict
-from sage_core.evaluator.text.agent_acts import confirmation_cue
-from sage_core.evaluator.text.lexicon import FUNCTION_WORDS, NEGATION
+from sage_core.evaluator.text.agent_acts import confirmation_cue, states_value
+from sage_core.evaluator.text.lexicon import FUNCTION_WORDS, NEGATED_AFTER, NEGATION
 from sage_core.evaluator.text.normalize import (
     clean_text,
     compare,
@@ -111,6 +111,30 @@ def _put_forward_in_reply(v: Verdict, value: str, vt: str, ctx: TurnContext, tau
         return v
     return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself states {value!r}, for the user to answer: "
                                       "not judged", "agent")
+
+
+def _yes_no_put_forward(v: Verdict, slot: str, value: str, kws: list[str], ctx: TurnContext, tau: float) -> Verdict:
+    """``_put_forward_in_reply`` for a yes/no value: a failure becomes an abstention when a_t reads the state back,
+    naming the slot's keyword with the value's polarity beside another slot's value s_t holds ("So a shared ride cab
+    for 1 person to 7200 Bancroft Ave?" for shared_ride = True). Not a reply that only names the keyword: "It has
+    wifi." informs of an offer, "Do you want a shared ride?" asks, and neither puts the tracker's value forward
+    (bench_unsaid_values, dev: taking any reply that names it abstained on 15 more of 1,500 unsaid values). Dev, every
+    clean turn: 2 UV flags of a shared ride the agent read back."""
+    agent = ctx.turn.agent or ""
+    if v.decision != Decision.TRUE or not any(s != slot and states_value(agent, x)
+                                              for s, x in ctx.turn.state_after.items()):
+        return v
+    forms = word_forms(agent)
+    words = [w for w, _, _ in forms]
+    val_true = str(value).strip().lower() in WRITTEN_TRUE
+    for j, w in enumerate(words):
+        if any(keyword_match(w, k) for k in kws):
+            neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j]))) or \
+                bool(NEGATED_AFTER.search(agent[forms[j][2]:forms[j][2] + 30]))
+            if neg != val_true:
+                return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself says {w!r}, for the user to "
+                                                  "answer: not judged", "agent")
+    return v
 
 
 def out_of_next_posterior(p: float, r: float = OUT_OF_NEXT_PRIOR_ODDS) -> float:
@@ -478,9 +502,8 @@ class GroundingBackend:
                           f"{asked[1]!r}: the informs head reads it as giving a value with p {p:.2f}", "user",
                           stage=Stage.S2_ENCODER)
         head = self._mention_verdict(slot, ctx)
-        if head is not None:
-            return head
-        return decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
+        v = head if head is not None else decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
+        return _yes_no_put_forward(v, slot, value, kws, ctx, self.tau)
 
 
 WINDOW_UTTERANCES = 6  # history utterances before u_t in the NLI premise
