@@ -571,3 +571,68 @@ def test_one_word_held_as_a_yes_no_slot_or_as_a_value_naming_it_is_not_ignored(u
     assert any("two readings of one word" in t.final.rationale for t in v.traces if t.criterion.type.value == "IUV")
     # held under neither reading, the word was ignored
     assert ev.evaluate_turn(_turn(EAT, user, "Which city?", {}, {})).label.value == "failure"
+
+
+# our own wording of two yes/no slots whose names begin with a verb or a common word (the users' sentences are SGD
+# train / dev turns)
+DINE = _spec("Dine_6:FindDiner", [
+    _slot("city", "City of the diner"),
+    _slot("cuisine", "Kind of food"),
+    _slot("serves_alcohol", "Whether the diner serves drinks with alcohol", ["True", "False"]),
+], ["city"], {"serves_alcohol": "dontcare"})
+TRAINS = _spec("Rail_2:FindTrains", [
+    _slot("from_station", "Station the train leaves from"),
+    _slot("arrives_next_day", "Whether the train arrives the next day", ["True", "False"]),
+], ["from_station"], {"arrives_next_day": "dontcare"})
+
+
+def _user_values(spec, user):
+    from sage_core.evaluator.text.user_values import extract_user_values
+    return {v.slot: v.value for v in extract_user_values(_turn(spec, user, "Okay.", {}, {}), spec,
+                                                          heads=load_heads())}
+
+
+def test_a_verb_or_common_word_of_a_yes_no_slots_name_does_not_say_the_user_wants_it(minilm):
+    """"serves" and "next" are in a yes/no slot's name without being what the user asks for: "a restaurant that
+    serves Thai food" sets no drink wish, "next week" no overnight train. The slot's own noun still does."""
+    from sage_core.evaluator.text.slot_keywords import bool_keywords
+    assert bool_keywords(DINE, "serves_alcohol") == ["alcohol"]
+    assert "next" not in bool_keywords(TRAINS, "arrives_next_day")
+    assert "serves_alcohol" not in _user_values(DINE, "I'd like to go to a restaurant in Martinez that serves Thai food.")
+    assert "arrives_next_day" not in _user_values(TRAINS, "I'm leaving from Union Station next week.")
+    assert _user_values(DINE, "I want a place in Martinez that serves alcohol.").get("serves_alcohol") == "True"
+
+
+@pytest.mark.parametrize("text,day", [
+    ("Ok, book the first therapist.", None), ("the second option seems like a great deal", None),
+    ("I would prefer to leave the first day of my vacation", None),
+    ("Can we do the first instead?", 1), ("on the third at 5 pm", 3), ("the second of this month", 2),
+    ("I'll go on the first.", 1),
+])
+def test_an_ordinal_before_a_noun_is_no_date(text, day):
+    """SGD train / dev user turns: "the first therapist" counts therapists; a date is "the first" where one can end."""
+    from sage_core.evaluator.text.normalize import iter_dates
+    found = [d.day for d, _ in iter_dates(text)]
+    assert found == ([] if day is None else [day])
+
+
+def test_a_yes_no_value_the_reply_reads_back_is_not_judged(minilm):
+    """SGD dev: the tracker wrote a shared ride nobody asked for and the agent read it back for the user to answer.
+    The agent puts the value forward (as with a categorical value the reply states), so it is not slipped in unseen;
+    a read-back of the other polarity, or a reply naming the keyword without reading the state back, leaves the
+    verdict as it was."""
+    ev = Evaluator(WorkflowRegistry([RIDE]), CascadeConfig.named("sage-core", s2_backend="offline"))
+    after = {"destination": "7200 Bancroft Ave", "number_of_riders": "1", "shared_ride": "True"}
+    user = "Can you get a cab for one to 7200 Bancroft Ave?"
+
+    def trace(agent):
+        v = ev.evaluate_turn(_turn(RIDE, user, agent, {}, after))
+        return next(t for t in v.traces if t.criterion.type.value == "UV" and t.criterion.args["slot"] == "shared_ride")
+    assert trace("Okay, booking it now.").final.decision == Decision.TRUE
+    read_back = trace("So a shared ride cab for 1 person to 7200 Bancroft Ave?")
+    assert read_back.final.decision == Decision.ABSTAIN
+    assert any("a_t itself says 'shared'" in a.rationale for a in read_back.attempts)
+    assert trace("So a cab for 1 person to 7200 Bancroft Ave, not a shared ride?").final.decision == Decision.TRUE
+    # naming the keyword is not reading the state back: an offer or a question about it leaves the verdict as it was
+    assert trace("Would you like a shared ride?").final.decision == Decision.TRUE
+

@@ -436,3 +436,69 @@ def test_a_clause_of_an_offer_is_not_scored_for_requests(heads, purse):
     mixed = "I found 4 flights for you, the first leaves at 5 pm, which one do you like?"
     assert not heads.asks_for_value(mixed)
     assert max(heads.requested(mixed, request_slots(spec)).values()) > 0.0
+
+
+# a weather service in our own words (SGD dev's weather replies below; train has no weather service)
+SKIES = [{
+    "service_name": "Skies_2", "description": "Weather forecasts",
+    "slots": [
+        {"name": "town", "description": "Town to get the forecast for", "is_categorical": False},
+        {"name": "day", "description": "Day of the forecast", "is_categorical": False},
+        {"name": "rain_chance", "description": "Chance of rain", "is_categorical": False},
+    ],
+    "intents": [{"name": "Forecast", "required_slots": ["town"], "optional_slots": {"day": "today"},
+                 "result_slots": ["town", "day", "rain_chance"]}],
+}]
+
+
+@pytest.mark.parametrize("reply", [
+    "21 percent, more or less.",
+    "On that day, the temperature will be approximately 84 degrees Fahrenheit with a 28 percent chance of "
+    "precipitation",
+    "For your requested location the average temperature should be 83 degrees Fahrenheit, and the chance of rain at "
+    "25 percent.",
+])
+def test_a_reply_stating_numbers_without_asking_requests_nothing(heads, tmp_path, reply):
+    """SGD dev weather replies: no question, no directive, and numbers stated. The act head (it never saw a weather
+    reply in training) reads some of them as requests; none is scored for requested slots."""
+    p = tmp_path / "schema.json"
+    p.write_text(json.dumps(SKIES))
+    spec = load_sgd_schema(p).get("Skies_2:Forecast")
+    assert max(heads.requested(reply, request_slots(spec)).values()) == 0.0
+    assert _requested(spec, reply, heads) == set()
+    # the same numbers beside a question still let the question be read
+    asking = reply.rstrip(".") + ". Which town should I check next?"
+    assert "town" in _requested(spec, asking, heads)
+
+
+# a hotel service in our own words
+LODGE = [{
+    "service_name": "Lodges_3", "description": "Find a place to stay",
+    "slots": [
+        {"name": "town", "description": "Town of the lodge", "is_categorical": False},
+        {"name": "star_rating", "description": "How many stars the hotel has", "is_categorical": True,
+         "possible_values": ["1", "2", "3", "4", "5"]},
+        {"name": "lodge_name", "description": "Name of the lodge", "is_categorical": False},
+    ],
+    "intents": [{"name": "FindLodge", "required_slots": ["town"], "optional_slots": {"star_rating": "dontcare"},
+                 "result_slots": ["town", "star_rating", "lodge_name"]}],
+}]
+
+
+@pytest.mark.parametrize("reply,slot", [
+    ("What do you think about the 3 star Aloft Phoenix-Airport hotel?", "star_rating"),
+    ("What do you think about Abc Hyde Park Hotel which is a 3 star hotel?", "star_rating"),
+])
+def test_a_slot_word_in_an_offer_is_no_keyword_request(heads, tmp_path, monkeypatch, reply, slot):
+    """SGD dev offers: the keyword rule reads the slot's own word in a question as a request; the act head reads the
+    reply as no request at all (p < 0.1), so the shortcut does not apply. Without the gate it would."""
+    import sage_core.evaluator.text.agent_acts as agent_acts
+    p = tmp_path / "schema.json"
+    p.write_text(json.dumps(LODGE))
+    spec = load_sgd_schema(p).get("Lodges_3:FindLodge")
+    assert heads.act_probs(reply)["REQUEST"] < agent_acts.RULE_REQUEST_MIN_ACT
+    assert any(s == slot and c >= agent_acts.RULE_REQUEST_SHORTCUT
+               for s, c, _ in agent_acts.requested_slots(reply, spec, {}))
+    assert slot not in _requested(spec, reply, heads)
+    monkeypatch.setattr(agent_acts, "RULE_REQUEST_MIN_ACT", 0.0)
+    assert slot in _requested(spec, reply, heads)
