@@ -119,7 +119,7 @@ def _yes_no_put_forward(v: Verdict, slot: str, value: str, kws: list[str], ctx: 
     for 1 person to 7200 Bancroft Ave?" for shared_ride = True). Not a reply that only names the keyword: "It has
     wifi." informs of an offer, "Do you want a shared ride?" asks, and neither puts the tracker's value forward
     (bench_unsaid_values, dev: taking any reply that names it abstained on 15 more of 1,500 unsaid values). Dev, every
-    clean turn: 2 UV flags of a shared ride the agent read back."""
+    clean turn: 3 UV flags of a shared ride the agent read back."""
     agent = ctx.turn.agent or ""
     if v.decision != Decision.TRUE or not any(s != slot and states_value(agent, x)
                                               for s, x in ctx.turn.state_after.items()):
