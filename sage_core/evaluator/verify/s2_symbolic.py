@@ -113,6 +113,12 @@ def _put_forward_in_reply(v: Verdict, value: str, vt: str, ctx: TurnContext, tau
                                       "not judged", "agent")
 
 
+def _negated_before(words: list[str], j: int) -> bool:
+    """A negation among the four words before ``words[j]`` ("no shared ride", "doesn't have wifi"): the polarity a
+    yes/no keyword is mentioned with."""
+    return bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
+
+
 def _yes_no_put_forward(v: Verdict, slot: str, value: str, kws: list[str], ctx: TurnContext, tau: float) -> Verdict:
     """``_put_forward_in_reply`` for a yes/no value: a failure becomes an abstention when a_t reads the state back,
     naming the slot's keyword with the value's polarity beside another slot's value s_t holds ("So a shared ride cab
@@ -129,8 +135,7 @@ def _yes_no_put_forward(v: Verdict, slot: str, value: str, kws: list[str], ctx: 
     val_true = str(value).strip().lower() in WRITTEN_TRUE
     for j, w in enumerate(words):
         if any(keyword_match(w, k) for k in kws):
-            neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j]))) or \
-                bool(NEGATED_AFTER.search(agent[forms[j][2]:forms[j][2] + 30]))
+            neg = _negated_before(words, j) or bool(NEGATED_AFTER.search(agent[forms[j][2]:forms[j][2] + 30]))
             if neg != val_true:
                 return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself says {w!r}, for the user to "
                                                   "answer: not judged", "agent")
@@ -492,7 +497,7 @@ class GroundingBackend:
                         if q:  # "Do they have wifi?" asks about the offer: it sets no constraint
                             asked = asked or (k, q)
                             continue
-                        neg = bool(NEGATION.search(" ".join(words[max(0, j - 4):j])))
+                        neg = _negated_before(words, j)
                         val_true = str(value).strip().lower() in WRITTEN_TRUE
                         m = M_BOOL_DISCUSSED if neg != val_true or who == "agent" else M_BOOL_WEAK
                         return decide(m, self.tau, f"'{k}' is discussed in {'u_t' if i < 0 else f'history[{i}]'}")
