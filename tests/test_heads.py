@@ -892,6 +892,28 @@ def test_domain_benchmark_groups_services_by_domain_and_reads_recall_at_a_precis
     assert mod.recall_at_precision(p, np.zeros(6, dtype=int), 0.5) == 0.0
 
 
+@pytest.mark.parametrize("text,masked", [
+    ("How about Delta Airlines at 10:30 am for $45.50?", "How about Smith at 5 am for 5?"),
+    ("Your table at Bank of America Plaza is booked. I'd say it costs 30 dollars.",
+     "Your table at Smith is booked. I'd say it costs 5 dollars."),
+    ("Okay. New York on March 3rd?", "Okay. New Smith on Smith 5rd?"),  # a sentence's opener keeps its first word
+    ("which city are you leaving from?", "which city are you leaving from?"),
+])
+def test_act_domain_benchmark_masks_values_not_wording(text, masked):
+    from tests.benchmark_modules import load_benchmark
+    assert load_benchmark("bench_act_head_domains").mask_values(text) == masked
+
+
+def test_act_domain_benchmark_deals_whole_domains_into_folds(shared_data):
+    from tests.benchmark_modules import load_benchmark
+    mod = load_benchmark("bench_act_head_domains")
+    folds = mod.deal_folds(["Hotels", "Buses", "Events", "Hotels", "Flights", "Alarm"], 2)
+    assert folds == {"Alarm": 0, "Buses": 1, "Events": 0, "Flights": 1, "Hotels": 0}
+    rows = mod.reply_rows(shared_data / "sgd" / "dev", 1)
+    assert len({r[1] for r in rows}) == len(rows) and all(r[2] for r in rows[:50])  # distinct replies, act sets
+    assert {r[0] for r in rows} >= {"Alarm", "Banks"} and rows == mod.reply_rows(shared_data / "sgd" / "dev", 1)
+
+
 def test_embedding_cache_is_written_whole_and_extended(tmp_path, monkeypatch):
     """The experiments' embedding cache is written beside its path and then moved into place (a run killed while
     writing left a truncated .npz the next run could not open), and grows with new strings only."""
