@@ -16,6 +16,7 @@ from sage_core.data.errors import SageInputError
 from sage_core.data.types import AgentAct, Decision, FailureClass, Stage, Turn, TurnLabel
 from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
 from sage_core.evaluator.text.heads import DEFAULT_HEADS_PATH, load_heads
+from sage_core.evaluator.text.heads import act_text
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -183,6 +184,46 @@ def test_act_head_separates_requests_offers_and_goodbyes(heads):
     assert bye["GOODBYE"] > 0.5 and bye["NOTIFY_SUCCESS"] < 0.5
     conf = heads.act_probs("So that is a table for 2 at Bazille on March 3rd at 7 pm, right?")
     assert conf["CONFIRM"] > 0.5
+
+
+@pytest.mark.parametrize("text,masked", [
+    ("How about Delta Airlines at 10:30 am for $45.50?", "How about Smith at 5 am for 5?"),
+    ("Your table at Bank of America Plaza is booked. I'd say it costs 30 dollars.",
+     "Your table at Smith is booked. I'd say it costs 5 dollars."),
+    ("Okay. New York on March 3rd?", "Okay. New Smith on Smith 5rd?"),  # an opener keeps its first word
+    ("which city are you leaving from?", "which city are you leaving from?"),  # lower case: nothing to mask
+])
+def test_act_text_masks_the_values_a_reply_names(text, masked):
+    assert act_text(text) == masked
+
+
+def test_act_head_averages_its_raw_and_its_value_blind_reading(heads):
+    """The act head's logits are the mean of two MLPs': one on the reply as written, one on the reply with its values
+    masked, which reads the same offer, confirmation or success alike whatever names and numbers it carries."""
+    import numpy as np
+    from sage_core.evaluator.text.heads import mlp_logits
+    pairs = [("How about the 4 pm show of Joker at AMC Mercado?", "How about the 9 pm show of Parasite at Regal Cinemas?"),
+             ("So that is a table for 2 at Bazille on March 3rd at 7 pm, right?",
+              "So that is a table for 6 at Lucky Dragon on June 23rd at 11 pm, right?"),
+             ("Your transfer of $320 to Jerry went through.", "Your transfer of $15,000 to Anna Lee went through.")]
+    for a, b in pairs:
+        assert act_text(a) == act_text(b)
+        ea, eb = heads._embed([a, act_text(a)]), heads._embed([b])
+        raw_a, masked = mlp_logits(heads.act_mlp, ea[a][None, :])[0], mlp_logits(heads.act_mlp_masked, ea[act_text(a)][None, :])[0]
+        assert np.allclose(heads._act_logits(a), (raw_a + masked) / 2)
+        raw_b = mlp_logits(heads.act_mlp, eb[b][None, :])[0]
+        assert np.allclose(heads._act_logits(a) - heads._act_logits(b), (raw_a - raw_b) / 2)  # only the raw reading differs
+        assert heads.act_probs(a)[max(heads.act_probs(a), key=heads.act_probs(a).get)] > 0.5
+
+
+def test_heads_file_without_the_masked_act_head_is_a_clear_input_error(tmp_path):
+    d = json.loads(DEFAULT_HEADS_PATH.read_text())
+    del d["acts"]["masked"]
+    p = tmp_path / "heads.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(SageInputError) as e:
+        load_heads(p)
+    assert e.value.file == str(p) and "masked" in str(e.value)
 
 
 # --- slot head ---------------------------------------------------------------------------------------------------
@@ -428,17 +469,17 @@ def test_retraining_reproduces_the_artifact_byte_for_byte(tmp_path, shared_data,
 # --- the artifact and its errors -----------------------------------------------------------------------------------
 def test_committed_artifact_is_small_json_and_offline():
     raw = DEFAULT_HEADS_PATH.read_bytes()
-    assert len(raw) < 6_000_000  # "kilobytes to a few MB" (issue 9); 4.7 MB with the centred slot head
+    assert len(raw) < 6_000_000  # "kilobytes to a few MB" (issue 9); 5.2 MB with the centred slot head and the second act MLP
     d = json.loads(raw)  # plain JSON, no pickle
-    assert d["format"] == "sage-heads/2"
+    assert d["format"] == "sage-heads/3"
     assert d["meta"]["fitted_on"] == "train split annotations" and d["meta"]["chosen_and_calibrated_on"] == "dev split"
 
 
 @pytest.mark.parametrize("content,why", [(None, "not found"), ("{not json", "not valid JSON"),
-                                         ('{"format": "sage-heads/2", "acts": {}}', "malformed"),
-                                         ('{"format": "sage-heads/2", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
+                                         ('{"format": "sage-heads/3", "acts": {}}', "malformed"),
+                                         ('{"format": "sage-heads/3", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
                                           "missing field 'w1'"),
-                                         ('[1, 2]', "not a sage-heads/2 file")])
+                                         ('[1, 2]', "not a sage-heads/3 file")])
 def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content, why):
     p = tmp_path / "heads.json"
     if content is not None:
@@ -450,7 +491,7 @@ def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content,
 
 def test_cli_corrupt_heads_exit_2_without_traceback(tmp_path):
     bad = tmp_path / "heads.json"
-    bad.write_text('{"format": "sage-heads/2", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
+    bad.write_text('{"format": "sage-heads/3", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
     sl = tmp_path / "s.jsonl"
     sl.write_text(json.dumps({"turn_id": "d:1", "dialogue_id": "d", "workflow": "Restaurants_1:ReserveRestaurant", "history": [],
                               "user": "hi", "agent": "What day?", "state_before": {}, "state_after": {}}) + "\n")
@@ -890,18 +931,6 @@ def test_domain_benchmark_groups_services_by_domain_and_reads_recall_at_a_precis
     assert mod.recall_at_precision(p, y, 0.8) == 0.5
     assert mod.recall_at_precision(p, y, 0.6) == 1.0
     assert mod.recall_at_precision(p, np.zeros(6, dtype=int), 0.5) == 0.0
-
-
-@pytest.mark.parametrize("text,masked", [
-    ("How about Delta Airlines at 10:30 am for $45.50?", "How about Smith at 5 am for 5?"),
-    ("Your table at Bank of America Plaza is booked. I'd say it costs 30 dollars.",
-     "Your table at Smith is booked. I'd say it costs 5 dollars."),
-    ("Okay. New York on March 3rd?", "Okay. New Smith on Smith 5rd?"),  # a sentence's opener keeps its first word
-    ("which city are you leaving from?", "which city are you leaving from?"),
-])
-def test_act_domain_benchmark_masks_values_not_wording(text, masked):
-    from tests.benchmark_modules import load_benchmark
-    assert load_benchmark("bench_act_head_domains").mask_values(text) == masked
 
 
 def test_act_domain_benchmark_deals_whole_domains_into_folds(shared_data):

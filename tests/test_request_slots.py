@@ -433,7 +433,8 @@ def test_a_clause_of_an_offer_is_not_scored_for_requests(heads, purse):
     spec = purse.get("Purse_4:MoveMoney")
     assert max(heads.requested(offer, request_slots(spec)).values()) == 0.0
     # a part that asks by its form is still scored when its sentence is read as an offer
-    mixed = "I found 4 flights for you, the first leaves at 5 pm, which one do you like?"
+    # ("which one do you like?" after it was such a part until the act head read it as an offer, 2026-12-07)
+    mixed = "I found 4 flights for you, the first leaves at 5 pm, how much money should I move?"
     assert not heads.asks_for_value(mixed)
     assert max(heads.requested(mixed, request_slots(spec)).values()) > 0.0
 

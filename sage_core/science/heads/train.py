@@ -8,8 +8,9 @@ read. Everything is seeded and the fits are deterministic (seeded MLP / lbfgs, i
 thread, embeddings rounded to 6 decimals), and weights are rounded to 6 decimals, so a fresh run writes the
 committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
 
-- act head: one reply (its annotated act set as labels) -> a one-hidden-layer MLP with one logistic output per act
-  (multi-label) on the reply embedding, Platt-calibrated per act on dev;
+- act head: one reply (its annotated act set as labels) -> two one-hidden-layer MLPs with one logistic output per
+  act (multi-label), one on the reply's embedding, one on the embedding of the reply with its values masked
+  (``act_text``); their logits averaged (``act_logits``), Platt-calibrated per act on dev;
 - slot head: each question sentence of a reply (the whole reply when none is a question) paired with every slot
   of its service; positive when the reply REQUESTs that slot and this question is the reply's best-scoring one for it
   (``assign_requests``, on the out-of-fold scores of a first fit). Slot renderings are varied in training
@@ -37,7 +38,9 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.answer_types import answer_fit
-from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, centred_pair_features,
+from sage_core.evaluator.text.heads.act_input import act_text
+from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, act_logits,
+                                           centred_pair_features,
                                            mlp_logits, pair_features, question_sentences, rank_features, request_logit,
                                            request_slots, request_units, schema_slots, sigmoid, slot_rank_features,
                                            slot_renderings, slot_text)
@@ -374,6 +377,7 @@ def _pair_sentences(split: Split) -> list[str]:
 
 def _strings(split: Split) -> list[str]:
     s = {t for t, _ in split.replies} | {sent for _, sent, _, _ in split.sentences}
+    s |= {act_text(t) for t in s}  # what the act head reads (``act_text``)
     for _, _, slots, _ in split.sentences:
         for n, d in slots:
             s.update(slot_renderings(n, d))
@@ -507,11 +511,12 @@ def best_per_reply_slot(groups, p, y) -> tuple[np.ndarray, np.ndarray]:
             np.asarray([v[1] for _, v in sorted(bestp.items())]))
 
 
-def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: int,
+def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: tuple[dict, dict], req_j: int,
                   log: Callable[[str], None] = lambda s: None, features: Callable = pair_features) -> SlotFit:
     """The slot head: a pair MLP fitted on ``train``, a listwise logistic over the slots of each sentence (fitted on
     the MLP's out-of-fold scores, ``service_folds``), Platt scaling and the decision threshold on ``dev``.
-    ``act_params``: the act head's MLP, whose REQUEST logit (column ``req_j``) is a listwise feature; ``features``:
+    ``act_params``: the act head's two MLPs (``act_logits``), whose REQUEST logit (column ``req_j``) is a listwise
+    feature; ``features``:
     the pair features (``pair_features``, or ``centred_pair_features`` for the centred head)."""
     from sklearn.linear_model import LogisticRegression
     Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True, features=features)
@@ -524,10 +529,11 @@ def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: dict, req_j: 
     z_oof, slot_params = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS,
                                             lambda f: log(f"slot head fold {f}"), views=views)
     del views
-    zreq_train = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
-                  for _, sent, _, _ in train.sentences}
-    zreq_dev = {sent: request_logit(sent, float(mlp_logits(act_params, emb[sent][None, :])[0, req_j]))
-                for _, sent, _, _ in dev.sentences}
+    def zreq(sent: str) -> float:
+        return request_logit(sent, float(act_logits(act_params, emb[sent][None, :], emb[act_text(sent)][None, :])
+                                         [0, req_j]))
+    zreq_train = {sent: zreq(sent) for _, sent, _, _ in train.sentences}
+    zreq_dev = {sent: zreq(sent) for _, sent, _, _ in dev.sentences}
     R = slot_rank_features(z_oof, _sentence_ids(train), [zreq_train[s] for s in _pair_sentences(train)],
                            _answers(train))
     rank = LogisticRegression(C=1.0, solver="lbfgs", max_iter=2000, tol=1e-8).fit(R, ys)
@@ -589,20 +595,22 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     emb = _rounded(embed, strings)
     log(f"embedded {len(strings)} strings ({time.perf_counter() - t0:.1f} s)")
 
-    # --- act head (multi-label MLP; alpha chosen on dev log-loss) --------------------------------------
-    Xa = np.stack([emb[t] for t, _ in train.replies])
-    Xd = np.stack([emb[t] for t, _ in dev.replies])
+    # --- act head (two multi-label MLPs, raw and masked text, logits averaged; alpha chosen on dev log-loss) ----
+    Xa, Xam = (np.stack([emb[f(t)] for t, _ in train.replies]) for f in (str, act_text))
+    Xd, Xdm = (np.stack([emb[f(t)] for t, _ in dev.replies]) for f in (str, act_text))
     Ya = np.asarray([[int(act in a) for act in ACTS] for _, a in train.replies])
     Yd = np.asarray([[int(act in a) for act in ACTS] for _, a in dev.replies])
     best = None
     for alpha in ALPHA_GRID:
-        params = _mlp_params(_mlp(Xa, Ya, alpha, ACT_HIDDEN, ACT_ITERS))
-        loss = sum(_logloss(sigmoid(mlp_logits(params, Xd)[:, j]), Yd[:, j]) for j in range(len(ACTS)))
+        params = (_mlp_params(_mlp(Xa, Ya, alpha, ACT_HIDDEN, ACT_ITERS)),
+                  _mlp_params(_mlp(Xam, Ya, alpha, ACT_HIDDEN, ACT_ITERS)))
+        z = act_logits(params, Xd, Xdm)
+        loss = sum(_logloss(sigmoid(z[:, j]), Yd[:, j]) for j in range(len(ACTS)))
         log(f"act head alpha={alpha}: dev log-loss {loss:.4f}")
         if best is None or loss < best[0] - 1e-12:
             best = (loss, alpha, params)
     _, act_alpha, act_params = best
-    Zd = mlp_logits(act_params, Xd)
+    Zd = act_logits(act_params, Xd, Xdm)
     P, T = [], {}
     for j, act in enumerate(ACTS):
         a, b = _platt(Zd[:, j], Yd[:, j])
@@ -635,7 +643,10 @@ def _train_heads(data: Path, sizes: Optional[dict], embed: Optional[Callable],
     return {
         "format": FORMAT,
         "encoder": "all-MiniLM-L6-v2 (frozen, mean-pooled, L2-normalised)",
-        "acts": {"names": ACTS, "mlp": {k: _r(v) for k, v in act_params.items()}, "platt": _r(P), "threshold": T},
+        "acts": {"names": ACTS, "mlp": {k: _r(v) for k, v in act_params[0].items()},
+                 "masked": {"input": "act_text: numbers and capitalised name runs masked",
+                            "mlp": {k: _r(v) for k, v in act_params[1].items()}},
+                 "logits": "the mean of both MLPs' (act_logits)", "platt": _r(P), "threshold": T},
         "slots": {"features": "u*v, |u-v|, cos(u, v); u = sentence, v = each of slot_renderings(name, description), "
                               "pair logits averaged with SLOT_RENDERING_WEIGHTS",
                   "mlp": {k: _r(v) for k, v in slot.params.items()},

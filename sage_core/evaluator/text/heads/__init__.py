@@ -3,8 +3,10 @@
 Four small heads (one hidden ReLU layer each, scikit-learn MLPs), trained by ``python -m sage_core train-heads``
 and committed as ``heads.json`` beside this file (plain JSON weights: no pickle, loaded offline):
 
-- **act head**: the embedding of an agent reply (or sentence) -> one probability per dialogue act (REQUEST,
-  CONFIRM, NOTIFY_SUCCESS, OFFER, INFORM, ...), multi-label, Platt-calibrated per act;
+- **act head**: an agent reply (or sentence) -> one probability per dialogue act (REQUEST, CONFIRM,
+  NOTIFY_SUCCESS, OFFER, INFORM, ...), multi-label, Platt-calibrated per act; the mean of two MLPs' logits, one on
+  the reply's embedding, one on the embedding of the reply with its numbers and capitalised names masked
+  (``act_text``: the act does not depend on the values; ``act_logits``);
 - **slot head**: a request sentence against *every* slot of the workflow's schema. The slot is embedded
   from its name and description, its description alone and its name alone (``slot_renderings``; the pair logit is
   their ``SLOT_RENDERING_WEIGHTS`` mean), and the pair is scored from schema-free features
@@ -29,24 +31,25 @@ Probabilities are calibrated (Platt scaling fitted on held-out data), so an extr
 is a probability and the S2 margin built from it (``1 - 2p`` for "failure absent") is meaningful.
 Keyword rules stay as high-precision shortcuts in ``agent_acts``; paraphrases are the heads' job.
 
-Modules: ``units`` (what is scored in a text), ``schema_text`` (slots and values in words), ``features``
-(pair and ranking features, the MLP forward pass), ``model`` (``Heads``), ``loading`` (``load_heads``),
-``blas_threads``.
+Modules: ``units`` (what is scored in a text), ``act_input`` (the reply as the act head's second MLP reads it),
+``schema_text`` (slots and values in words), ``features`` (pair and ranking features, the MLP forward pass), ``model``
+(``Heads``), ``loading`` (``load_heads``), ``blas_threads``.
 """
 from sage_core.evaluator.text.heads.units import (clauses, mention_units, question_sentences, request_unit_groups,
                                                   request_units, split_question_pairs)
 from sage_core.evaluator.text.heads.schema_text import (SLOT_RENDERING_WEIGHTS, request_slots, schema_slots,
                                                         slot_renderings, slot_text, value_candidates, value_claim)
 from sage_core.evaluator.text.heads.features import (RANK_FEATURES, VALUE_RANK_FEATURES, WH_REQUEST_LOGIT_FLOOR,
-                                                     centred_pair_features, mlp_logits, pair_features, rank_features,
-                                                     request_logit, sigmoid, slot_rank_features)
+                                                     act_logits, centred_pair_features, mlp_logits, pair_features,
+                                                     rank_features, request_logit, sigmoid, slot_rank_features)
+from sage_core.evaluator.text.heads.act_input import act_text
 from sage_core.evaluator.text.heads.blas_threads import single_thread_blas
 from sage_core.evaluator.text.heads.model import (Embedder, Heads, MEMO_MAX, NON_REQUEST_QUESTION_ACTS,
                                                   STATEMENT_REQUEST_MIN, SUM_KINDS, WH_QUESTION_VETOES)
 from sage_core.evaluator.text.heads.loading import DEFAULT_HEADS_PATH, DIM, FORMAT, load_heads
 
 __all__ = ["DEFAULT_HEADS_PATH", "DIM", "Embedder", "FORMAT", "Heads", "MEMO_MAX", "NON_REQUEST_QUESTION_ACTS",
-           "RANK_FEATURES", "SLOT_RENDERING_WEIGHTS", "STATEMENT_REQUEST_MIN", "SUM_KINDS", "VALUE_RANK_FEATURES",
+           "act_logits", "act_text", "RANK_FEATURES", "SLOT_RENDERING_WEIGHTS", "STATEMENT_REQUEST_MIN", "SUM_KINDS", "VALUE_RANK_FEATURES",
            "WH_QUESTION_VETOES", "WH_REQUEST_LOGIT_FLOOR", "centred_pair_features", "clauses", "load_heads",
            "mention_units", "mlp_logits", "pair_features", "question_sentences", "rank_features", "request_logit",
            "request_slots", "request_unit_groups", "request_units", "schema_slots", "sigmoid", "single_thread_blas",

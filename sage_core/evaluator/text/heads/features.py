@@ -87,6 +87,12 @@ def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[flo
     return out
 
 
+def act_logits(mlps: tuple[dict, dict], raw: np.ndarray, masked: np.ndarray) -> np.ndarray:
+    """The act head's logits (n, k): the mean of its two MLPs', one on the text as written (``raw``, (n, d)), one on
+    the text with its values masked (``masked``, ``act_input.act_text``)."""
+    return (mlp_logits(mlps[0], raw) + mlp_logits(mlps[1], masked)) / 2
+
+
 def mlp_logits(params: dict, X: np.ndarray) -> np.ndarray:
     """One hidden ReLU layer: relu(X w1 + b1) w2 + b2."""
     h = np.maximum(X @ params["w1"] + params["b1"], 0.0)

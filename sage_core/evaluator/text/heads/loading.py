@@ -17,7 +17,9 @@ from sage_core.evaluator.text.heads.model import Embedder, Heads
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 # 2: a second slot head on schema-centred pair features (``centred_pair_features``), averaged with the first; the
 # slot threshold is the mean's
-FORMAT = "sage-heads/2"
+# 3: the act head is two MLPs, on the text as written and with its values masked (``act_input.act_text``), whose
+# logits are averaged; a /2 file has the first only
+FORMAT = "sage-heads/3"
 DIM = 384
 _LOADED: dict[str, "Heads"] = {}
 
@@ -104,7 +106,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
         if "REQUEST" not in acts:
             raise heads_file_error(p, "the act head has no REQUEST output")
         h = Heads(
-            path=str(p), acts=acts, act_mlp=_mlp(ad, DIM, k, p),
+            path=str(p), acts=acts, act_mlp=_mlp(ad, DIM, k, p), act_mlp_masked=_mlp(ad["masked"], DIM, k, p),
             act_platt=_array(ad, "platt", (k, 2), p),
             act_threshold={str(a): float(t) for a, t in ad["threshold"].items()},
             slot_mlp=_mlp(sd, 2 * DIM + 1, 1, p),

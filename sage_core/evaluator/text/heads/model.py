@@ -13,7 +13,9 @@ from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import QUANTITY_KINDS, answer_fit
 from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request, marked_question,
                                                opens_with_wh, run_on_sentences)
-from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, centred_pair_features, mlp_logits,
+from sage_core.evaluator.text.heads.act_input import act_text
+from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, act_logits, centred_pair_features,
+                                                     mlp_logits,
                                                      pair_features, rank_features, request_logit, sigmoid,
                                                      slot_rank_features)
 from sage_core.evaluator.text.heads.schema_text import SLOT_RENDERING_WEIGHTS, slot_renderings, value_claim
@@ -67,7 +69,8 @@ class Heads:
 
     path: str
     acts: list[str]
-    act_mlp: dict  # w1 (d, h), b1 (h,), w2 (h, k), b2 (k,)
+    act_mlp: dict  # w1 (d, h), b1 (h,), w2 (h, k), b2 (k,): on the text as written
+    act_mlp_masked: dict  # the same on the text with its values masked (``act_text``); the logits are the mean
     act_platt: np.ndarray  # (k, 2): p = sigmoid(a * z + b)
     act_threshold: dict[str, float]
     slot_mlp: dict  # w1 (2d + 1, h), b1, w2 (h, 1), b2 (1,)
@@ -126,8 +129,9 @@ class Heads:
         strings: list[str] = []
         for r in replies:
             if r and r.strip():
-                strings.append(r.strip())
-                strings.extend(request_units(r))
+                units = [r.strip()] + request_units(r)
+                strings.extend(units)
+                strings.extend(act_text(u) for u in units)  # what the act head reads
         self.prefetch(strings)
 
     # --- heads -------------------------------------------------------------------------------
@@ -141,10 +145,15 @@ class Heads:
         return dict(zip(self.acts, np.round(p, 6).tolist()))  # np.round == round() of each np.float64
 
     def _act_logits(self, text: str) -> np.ndarray:
+        """The act head's logits of ``text``: the mean of its MLPs' on the text as written and on the text with its
+        values masked (``act_text``)."""
         z = self._logits.get(text)
         if z is None:
-            e = self._embed([text])[text].astype(np.float64)
-            z = self._logits.put(text, mlp_logits(self.act_mlp, e[None, :])[0])
+            masked = act_text(text)
+            e = self._embed([text, masked])
+            z = self._logits.put(text, act_logits((self.act_mlp, self.act_mlp_masked),
+                                                  e[text].astype(np.float64)[None, :],
+                                                  e[masked].astype(np.float64)[None, :])[0])
         return z
 
     def _slot_matrix(self, sentence: str, slots: list[tuple[str, str]], rendering: int = 0) -> np.ndarray:
