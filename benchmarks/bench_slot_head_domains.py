@@ -91,7 +91,8 @@ def main(argv=None) -> int:
             for name, services in fits.items():
                 train = T.collect(sgd / "train", 0, args.requests, T.SEED, services=services)
                 emb = T._rounded(embed, sorted(set(T._strings(train)) | set(T._strings(dev))))
-                fitted = [T.fit_slot_head(train, dev, emb, heads.act_mlp, req_j, features=f) for f in features]
+                fitted = [T.fit_slot_head(train, dev, emb, (heads.act_mlp, heads.act_mlp_masked), req_j,
+                                            features=f) for f in features]
                 p, y = T.mean_dev_scores(dev, *fitted)
                 ap_ = average_precision_score(y, p)
                 r = recall_at_precision(p, y, PRECISION)
