@@ -3,10 +3,10 @@
 Which act a reply performs does not depend on the values it names: "How about Delta at 5 pm?" offers whatever the
 airline and the hour. Fed only the raw reply, the act head on MiniLM embeddings learned the training domains' names
 and numbers as well as the act; with numbers and capitalised name runs replaced by one placeholder each, an MLP reads
-the act's wording. The act head averages the logits of one MLP on each (``features.act_logits``). Chosen on SGD
-train / dev only (``benchmarks/bench_act_head_domains.py``, docs/benchmarks.md): average precision with whole train
-domains held out of the fit rose for every act against the raw MLP alone, and on dev too; the masked MLP alone gained
-on held-out domains but lost on dev's pipeline figures.
+the act's wording. The act head averages the logits of one MLP on each (``features.act_logits``). Chosen on the
+train / dev splits only (``benchmarks/bench_act_head_domains.py``, docs/benchmarks.md): average precision with whole
+train domains held out of the fit rose for every act against the raw MLP alone, and on dev too; the masked MLP alone
+gained on held-out domains but lost on dev's pipeline figures.
 
 ``train-heads`` and ``Heads`` apply the same function, so the two read the same strings. The other heads see the
 raw text: which slot a question asks for, or whether u_t says a value, is about the words masked here.
