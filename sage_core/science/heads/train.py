@@ -38,12 +38,10 @@ import numpy as np
 
 from sage_core.data.errors import SageInputError
 from sage_core.evaluator.text.answer_types import answer_fit
-from sage_core.evaluator.text.heads.act_input import act_text
-from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, act_logits,
-                                           centred_pair_features,
-                                           mlp_logits, pair_features, question_sentences, rank_features, request_logit,
-                                           request_slots, request_units, schema_slots, sigmoid, slot_rank_features,
-                                           slot_renderings, slot_text)
+from sage_core.evaluator.text.heads import (FORMAT, RANK_FEATURES, SLOT_RENDERING_WEIGHTS, act_logits, act_text,
+                                           centred_pair_features, mlp_logits, pair_features, question_sentences,
+                                           rank_features, request_logit, request_slots, request_units, schema_slots,
+                                           sigmoid, slot_rank_features, slot_renderings, slot_text)
 from sage_core.science.statistics import prf_from_counts
 
 ACTS = ["REQUEST", "CONFIRM", "NOTIFY_SUCCESS", "OFFER", "INFORM", "REQ_MORE", "GOODBYE", "NOTIFY_FAILURE",
@@ -516,8 +514,7 @@ def fit_slot_head(train: Split, dev: Split, emb: dict, act_params: tuple[dict, d
     """The slot head: a pair MLP fitted on ``train``, a listwise logistic over the slots of each sentence (fitted on
     the MLP's out-of-fold scores, ``service_folds``), Platt scaling and the decision threshold on ``dev``.
     ``act_params``: the act head's two MLPs (``act_logits``), whose REQUEST logit (column ``req_j``) is a listwise
-    feature; ``features``:
-    the pair features (``pair_features``, or ``centred_pair_features`` for the centred head)."""
+    feature; ``features``: the pair features (``pair_features``, or ``centred_pair_features`` for the centred head)."""
     from sklearn.linear_model import LogisticRegression
     Xs, ys, _ = pair_matrix(train, emb, SEED, augment=True, features=features)
     z_first = _pair_mlp_with_oof(Xs, ys, service_folds(train), SLOT_ALPHA, SLOT_HIDDEN, SLOT_ITERS, fit_all=False)[0]

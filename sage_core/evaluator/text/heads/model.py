@@ -15,8 +15,7 @@ from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark,
                                                opens_with_wh, run_on_sentences)
 from sage_core.evaluator.text.heads.act_input import act_text
 from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, act_logits, centred_pair_features,
-                                                     mlp_logits,
-                                                     pair_features, rank_features, request_logit, sigmoid,
+                                                     mlp_logits, pair_features, rank_features, request_logit, sigmoid,
                                                      slot_rank_features)
 from sage_core.evaluator.text.heads.schema_text import SLOT_RENDERING_WEIGHTS, slot_renderings, value_claim
 from sage_core.evaluator.text.heads.units import mention_units, request_unit_groups, request_units
