@@ -6,7 +6,7 @@ Protocol (docs/benchmarks.md): weights are fitted on ``sgd/train`` annotations o
 strength C, the Platt calibration and the decision thresholds are chosen on ``sgd/dev``; ``sgd/test`` is never
 read. Everything is seeded and the fits are deterministic (seeded MLP / lbfgs, inputs in a total order, one BLAS
 thread, embeddings rounded to 6 decimals), and weights are rounded to 6 decimals, so a fresh run writes the
-committed file byte for byte (docs/benchmarks.md, "Reproducing heads.json").
+committed file byte for byte (docs/benchmarks_history.md, "Reproducing `heads.json`").
 
 - act head: one reply (its annotated act set as labels) -> two one-hidden-layer MLPs with one logistic output per
   act (multi-label), one on the reply's embedding, one on the embedding of the reply with its values masked
