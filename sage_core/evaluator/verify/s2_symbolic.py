@@ -109,7 +109,12 @@ def _put_forward_in_reply(v: Verdict, value: str, vt: str, ctx: TurnContext, tau
     natural UV, 1,160 injected turns: 1,128 -> 1,127 caught (an injected value is in the reply only by chance)."""
     if v.decision != Decision.TRUE or not find_in_text(value, ctx.turn.agent or "", vt):
         return v
-    return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself states {value!r}, for the user to answer: "
+    return _left_to_the_user(v, f"states {value!r}", tau)
+
+
+def _left_to_the_user(v: Verdict, what_a_t_says: str, tau: float) -> Verdict:
+    """The abstention of ``_put_forward_in_reply`` and ``_yes_no_put_forward``: a_t puts the value forward itself."""
+    return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself {what_a_t_says}, for the user to answer: "
                                       "not judged", "agent")
 
 
@@ -137,8 +142,7 @@ def _yes_no_put_forward(v: Verdict, slot: str, value: str, kws: list[str], ctx: 
         if any(keyword_match(w, k) for k in kws):
             neg = _negated_before(words, j) or bool(NEGATED_AFTER.search(agent[forms[j][2]:forms[j][2] + 30]))
             if neg != val_true:
-                return decide(M_UNDECIDABLE, tau, f"{v.rationale}; but a_t itself says {w!r}, for the user to "
-                                                  "answer: not judged", "agent")
+                return _left_to_the_user(v, f"says {w!r}", tau)
     return v
 
 
@@ -507,8 +511,9 @@ class GroundingBackend:
                           f"{asked[1]!r}: the informs head reads it as giving a value with p {p:.2f}", "user",
                           stage=Stage.S2_ENCODER)
         head = self._mention_verdict(slot, ctx)
-        v = head if head is not None else decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
-        return _yes_no_put_forward(v, slot, value, kws, ctx, self.tau)
+        if head is None:
+            head = decide(-M_BOOL_UNMENTIONED, self.tau, f"nothing in the dialogue mentions {slot}")
+        return _yes_no_put_forward(head, slot, value, kws, ctx, self.tau)
 
 
 WINDOW_UTTERANCES = 6  # history utterances before u_t in the NLI premise

@@ -49,9 +49,9 @@ from sage_core.evaluator.text.heads.model import (Embedder, Heads, MEMO_MAX, NON
 from sage_core.evaluator.text.heads.loading import DEFAULT_HEADS_PATH, DIM, FORMAT, load_heads
 
 __all__ = ["DEFAULT_HEADS_PATH", "DIM", "Embedder", "FORMAT", "Heads", "MEMO_MAX", "NON_REQUEST_QUESTION_ACTS",
-           "act_logits", "act_text", "RANK_FEATURES", "SLOT_RENDERING_WEIGHTS", "STATEMENT_REQUEST_MIN", "SUM_KINDS", "VALUE_RANK_FEATURES",
-           "WH_QUESTION_VETOES", "WH_REQUEST_LOGIT_FLOOR", "centred_pair_features", "clauses", "load_heads",
-           "mention_units", "mlp_logits", "pair_features", "question_sentences", "rank_features", "request_logit",
-           "request_slots", "request_unit_groups", "request_units", "schema_slots", "sigmoid", "single_thread_blas",
-           "slot_rank_features", "slot_renderings", "slot_text", "split_question_pairs", "value_candidates",
-           "value_claim"]
+           "RANK_FEATURES", "SLOT_RENDERING_WEIGHTS", "STATEMENT_REQUEST_MIN", "SUM_KINDS", "VALUE_RANK_FEATURES",
+           "WH_QUESTION_VETOES", "WH_REQUEST_LOGIT_FLOOR", "act_logits", "act_text", "centred_pair_features",
+           "clauses", "load_heads", "mention_units", "mlp_logits", "pair_features", "question_sentences",
+           "rank_features", "request_logit", "request_slots", "request_unit_groups", "request_units", "schema_slots",
+           "sigmoid", "single_thread_blas", "slot_rank_features", "slot_renderings", "slot_text",
+           "split_question_pairs", "value_candidates", "value_claim"]
