@@ -15,8 +15,7 @@ from sage_core import load_corpus
 from sage_core.data.errors import SageInputError
 from sage_core.data.types import AgentAct, Decision, FailureClass, Stage, Turn, TurnLabel
 from sage_core.evaluator.text.agent_acts import confirmation_cue, extract_agent_acts
-from sage_core.evaluator.text.heads import DEFAULT_HEADS_PATH, load_heads
-from sage_core.evaluator.text.heads import act_text
+from sage_core.evaluator.text.heads import DEFAULT_HEADS_PATH, act_text, load_heads
 from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,17 +201,20 @@ def test_act_head_averages_its_raw_and_its_value_blind_reading(heads):
     masked, which reads the same offer, confirmation or success alike whatever names and numbers it carries."""
     import numpy as np
     from sage_core.evaluator.text.heads import mlp_logits
-    pairs = [("How about the 4 pm show of Joker at AMC Mercado?", "How about the 9 pm show of Parasite at Regal Cinemas?"),
+    pairs = [("How about the 4 pm show of Joker at AMC Mercado?",
+              "How about the 9 pm show of Parasite at Regal Cinemas?"),
              ("So that is a table for 2 at Bazille on March 3rd at 7 pm, right?",
               "So that is a table for 6 at Lucky Dragon on June 23rd at 11 pm, right?"),
              ("Your transfer of $320 to Jerry went through.", "Your transfer of $15,000 to Anna Lee went through.")]
     for a, b in pairs:
         assert act_text(a) == act_text(b)
         ea, eb = heads._embed([a, act_text(a)]), heads._embed([b])
-        raw_a, masked = mlp_logits(heads.act_mlp, ea[a][None, :])[0], mlp_logits(heads.act_mlp_masked, ea[act_text(a)][None, :])[0]
+        raw_a = mlp_logits(heads.act_mlp, ea[a][None, :])[0]
+        masked = mlp_logits(heads.act_mlp_masked, ea[act_text(a)][None, :])[0]
         assert np.allclose(heads._act_logits(a), (raw_a + masked) / 2)
         raw_b = mlp_logits(heads.act_mlp, eb[b][None, :])[0]
-        assert np.allclose(heads._act_logits(a) - heads._act_logits(b), (raw_a - raw_b) / 2)  # only the raw reading differs
+        # only the raw reading differs
+        assert np.allclose(heads._act_logits(a) - heads._act_logits(b), (raw_a - raw_b) / 2)
         assert heads.act_probs(a)[max(heads.act_probs(a), key=heads.act_probs(a).get)] > 0.5
 
 
