@@ -7,7 +7,8 @@ train and dev are dealt into ``--folds`` folds (sorted by name, round robin); fo
 twice with the committed recipe (``science.heads.train.fit_slot_head``) -- on every train service, and on the
 train services of the *other* domains only -- and both fits score the same dev replies of the fold's domains.
 ``--heads``: the committed pair (the plain and the centred head, their calibrated probabilities averaged;
-``mean_dev_scores``), or either head alone.
+``mean_dev_scores``), or either head alone; each head with both of its listwise stages (the token-level one on
+token rows of the float64 encoder, not cached).
 
 Printed per fold and as the mean over folds: the average precision of requested (reply, slot) pairs and the recall
 at the threshold reaching precision 0.93 on those same pairs (an oracle threshold: the gap between the two fits is
@@ -62,6 +63,7 @@ def main(argv=None) -> int:
     from sage_core.evaluator.text.heads import (centred_pair_features, load_heads, pair_features, request_slots,
                                                request_units)
     import sage_core.science.heads.train as T
+    from sage_core.evaluator.verify.s2_encoders import tokens_float64
 
     sgd = Path(args.data) / "sgd"
     t0 = time.perf_counter()
@@ -91,8 +93,9 @@ def main(argv=None) -> int:
             for name, services in fits.items():
                 train = T.collect(sgd / "train", 0, args.requests, T.SEED, services=services)
                 emb = T._rounded(embed, sorted(set(T._strings(train)) | set(T._strings(dev))))
+                tok = T._rounded(tokens_float64, sorted(set(T.token_strings(train)) | set(T.token_strings(dev))))
                 fitted = [T.fit_slot_head(train, dev, emb, (heads.act_mlp, heads.act_mlp_masked), req_j,
-                                            features=f) for f in features]
+                                            features=f, tok=tok) for f in features]
                 p, y = T.mean_dev_scores(dev, *fitted)
                 ap_ = average_precision_score(y, p)
                 r = recall_at_precision(p, y, PRECISION)

@@ -473,15 +473,16 @@ def test_committed_artifact_is_small_json_and_offline():
     raw = DEFAULT_HEADS_PATH.read_bytes()
     assert len(raw) < 6_000_000  # "kilobytes to a few MB" (issue 9); 5.2 MB with the centred slot head and the second act MLP
     d = json.loads(raw)  # plain JSON, no pickle
-    assert d["format"] == "sage-heads/3"
+    assert d["format"] == "sage-heads/4"
     assert d["meta"]["fitted_on"] == "train split annotations" and d["meta"]["chosen_and_calibrated_on"] == "dev split"
 
 
 @pytest.mark.parametrize("content,why", [(None, "not found"), ("{not json", "not valid JSON"),
-                                         ('{"format": "sage-heads/3", "acts": {}}', "malformed"),
-                                         ('{"format": "sage-heads/3", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
+                                         ('{"format": "sage-heads/4", "acts": {}}', "malformed"),
+                                         ('{"format": "sage-heads/4", "acts": {"names": ["REQUEST"], "mlp": {"b1": [0]}}, "slots": {}}',
                                           "missing field 'w1'"),
-                                         ('[1, 2]', "not a sage-heads/3 file")])
+                                         ('[1, 2]', "not a sage-heads/4 file"),
+                                         ('{"format": "sage-heads/3"}', "not a sage-heads/4 file")])
 def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content, why):
     p = tmp_path / "heads.json"
     if content is not None:
@@ -493,7 +494,7 @@ def test_missing_or_corrupt_heads_file_is_a_clear_input_error(tmp_path, content,
 
 def test_cli_corrupt_heads_exit_2_without_traceback(tmp_path):
     bad = tmp_path / "heads.json"
-    bad.write_text('{"format": "sage-heads/3", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
+    bad.write_text('{"format": "sage-heads/4", "acts": {"names": ["REQUEST"], "w": [[0.1]]}}')
     sl = tmp_path / "s.jsonl"
     sl.write_text(json.dumps({"turn_id": "d:1", "dialogue_id": "d", "workflow": "Restaurants_1:ReserveRestaurant", "history": [],
                               "user": "hi", "agent": "What day?", "state_before": {}, "state_after": {}}) + "\n")
@@ -991,33 +992,133 @@ def test_centred_pair_features_see_what_sets_a_slot_apart_from_its_schema():
 
 
 def test_slot_probs_average_both_calibrated_slot_heads(heads):
-    """``slot_probs`` is the mean of the plain and the centred head's calibrated probabilities (each: pair scores,
-    listwise stage, Platt), before the answer-kind exclusion; recomputed here from the loaded weights."""
+    """``slot_probs`` is the mean of the plain and the centred head's calibrated probabilities, each the mean of its
+    two listwise stages' (pair scores with the answer-kind features, Platt; the same plus the token-level match,
+    its own Platt), before the answer-kind exclusion; recomputed here from the loaded weights."""
     import dataclasses
 
     import numpy as np
 
     from sage_core.evaluator.text.answer_types import answer_fit
     from sage_core.evaluator.text.heads import request_logit, request_slots, sigmoid, slot_rank_features
-    assert heads.centred_mlp is not None
+    assert heads.centred_mlp is not None and heads.slot_maxsim is not None and heads.centred_maxsim is not None
     slots = request_slots(BANK)
     sent = "Which account should the money come out of?"
     fit = answer_fit(sent, slots)
     zreq = request_logit(sent, float(heads._act_logits(sent)[heads.acts.index("REQUEST")]))
+    m = heads.token_match_features(sent, slots)
 
-    def calibrated(z, w, b, platt):
-        s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ w + b
-        return sigmoid(platt[0] * s + platt[1])
+    def calibrated(z, w, b, platt, token_stage):
+        r = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features())
+        first = sigmoid(platt[0] * (r @ w + b) + platt[1])
+        a = np.concatenate([r, m], axis=1)
+        second = sigmoid(token_stage.platt[0] * (a @ token_stage.w + token_stage.b) + token_stage.platt[1])
+        assert not np.allclose(first, second)  # two stages, not one read twice
+        return first, (first + second) / 2
 
-    plain = calibrated(heads.pair_scores(sent, slots), heads.rank_w, heads.rank_b, heads.slot_platt)
+    plain = calibrated(heads.pair_scores(sent, slots), heads.rank_w, heads.rank_b, heads.slot_platt, heads.slot_maxsim)
     centred = calibrated(heads.pair_scores(sent, slots, centred=True), heads.centred_rank_w, heads.centred_rank_b,
-                         heads.centred_platt)
-    assert not np.allclose(plain, centred)  # two heads, not one read twice
-    want = np.round(fit.exclusive((plain + centred) / 2), 6)
+                         heads.centred_platt, heads.centred_maxsim)
+    assert not np.allclose(plain[1], centred[1])  # two heads, not one read twice
+    want = np.round(fit.exclusive((plain[1] + centred[1]) / 2), 6)
     got = heads.slot_probs(sent, slots)
     assert [got[n] for n, _ in slots] == want.tolist()
     alone = dataclasses.replace(heads, centred_mlp=None).slot_probs(sent, slots)
-    assert [alone[n] for n, _ in slots] == np.round(fit.exclusive(plain), 6).tolist()
+    assert [alone[n] for n, _ in slots] == np.round(fit.exclusive(plain[1]), 6).tolist()
+    first_stages = dataclasses.replace(heads, slot_maxsim=None, centred_maxsim=None).slot_probs(sent, slots)
+    assert [first_stages[n] for n, _ in slots] == np.round(fit.exclusive((plain[0] + centred[0]) / 2), 6).tolist()
+
+
+def test_token_match_reads_the_slot_a_question_asks_for_in_other_words(heads):
+    """The token-level match (MaxSim over MiniLM's contextual token vectors) of a question and each slot's name and
+    description: the slot the question asks for matches best, though the question shares no word with its name
+    ("when ... leave" / departure_date, "where ... go" / destination_city), and its lead over the others is the
+    feature the token stage reads. Our own wording of the schema; SGD dev-style questions."""
+    slots = [("origin_city", "City the trip starts from"), ("destination_city", "City the trip goes to"),
+             ("departure_date", "Day of leaving"), ("number_of_seats", "How many seats to book")]
+    for sent, slot in (("When do you want to leave?", "departure_date"),
+                       ("Where would you like to go?", "destination_city"),
+                       ("For how many people?", "number_of_seats")):
+        f = heads.token_match_features(sent, slots)
+        names = [n for n, _ in slots]
+        assert names[int(f[:, 0].argmax())] == slot, (sent, f[:, 0])
+        i = names.index(slot)
+        assert f[i, 1] > 0 and f[i, 2] == 1.0 and sum(f[:, 2]) == 1.0
+        assert all(f[j, 1] < 0 for j in range(len(names)) if j != i)
+
+
+def test_token_match_features_are_read_as_in_training():
+    """Training's per-pair token features (``token_match_rows``) and inference's (``Heads.token_match_features``)
+    are one computation: the same token rows give the same numbers. MaxSim itself: each slot-text token's best
+    cosine with a sentence token, averaged over the text, then over the slot's two texts (name, description)."""
+    import numpy as np
+
+    from sage_core.evaluator.text.heads import SlotTokens, maxsim_features, slot_match_texts, token_matches
+    from sage_core.science.heads.train import Split, token_match_rows, token_strings
+    rng = np.random.default_rng(3)
+    unit = lambda a: a / np.linalg.norm(a, axis=1, keepdims=True)  # noqa: E731
+    slots = [("pickup_city", "City to collect the car"), ("car_type", "")]
+    sents = ["Where will you pick it up?", "What kind of car?"]
+    split = Split(sentences=[(0, sents[0], slots, frozenset({"pickup_city"})), (1, sents[1], slots, frozenset())])
+    assert token_strings(split) == sorted(set(sents) | {"pickup city", ": City to collect the car", "car type"})
+    assert slot_match_texts("car_type", "") == ["car type", "car type"]
+    tok = {t: unit(rng.normal(size=(2 + len(t) % 5, 8))) for t in token_strings(split)}
+    rows = token_match_rows(split, tok)
+    assert rows.shape == (4, 3)
+    heads = load_heads(tokens=lambda texts: {t: tok[t] for t in texts})
+    for k, sent in enumerate(sents):
+        assert np.array_equal(heads.token_match_features(sent, slots), rows[2 * k:2 * k + 2])
+    # by hand: pickup_city's texts are its name and its description
+    s = tok[sents[0]]
+    by_hand = [np.mean([np.mean(np.max(tok[t] @ s.T, axis=1)) for t in slot_match_texts(n, d)]) for n, d in slots]
+    assert np.allclose(rows[:2, 0], by_hand, atol=1e-12)
+    assert np.allclose(rows[:2, 1], [by_hand[0] - by_hand[1], by_hand[1] - by_hand[0]], atol=1e-12)
+    assert np.allclose(token_matches(s, SlotTokens.stack([tok[t] for n, d in slots for t in slot_match_texts(n, d)])),
+                       by_hand, atol=1e-12)
+    assert maxsim_features([0.4]).tolist() == [[0.4, 0.4, 1.0]]  # a schema of one slot: it leads by its own match
+
+
+def test_token_rows_share_the_forward_pass_of_the_embedding(minilm):
+    """``embed_tokens`` runs the float32 encoder once per string and leaves the string's embedding cached, bitwise
+    the vector ``embed`` computes on its own (one code path: a verdict never depends on which came first); its rows
+    are the real tokens' last-layer vectors without [CLS] / [SEP], unit length, within float32 noise of the
+    float64 rows ``train-heads`` fits on."""
+    import numpy as np
+
+    import sage_core.evaluator.verify.s2_encoders as enc
+    text = "Which day would you like to check out of the hotel?"  # SGD dev-style
+    enc._EMB.clear()
+    enc._TOK.clear()
+    alone = enc.embed([text])[text]
+    enc._EMB.clear()
+    rows = enc.embed_tokens([text])[text]
+    assert np.array_equal(enc._EMB.get(text), alone)
+    n = len(enc.load_minilm().tokenizer(text)["input_ids"])
+    assert rows.shape == (n - 2, 384) and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-6)
+    assert np.array_equal(enc.embed_tokens([text])[text], rows)  # cached: the same rows again
+    assert np.allclose(enc.tokens_float64([text])[text], rows, atol=1e-5)
+
+
+@pytest.mark.parametrize("edit,why", [
+    (lambda d: d["slots"]["token_stage"].update(w=[1.0] * 8), "field 'w' has shape"),
+    (lambda d: d["slots_centred"]["token_stage"].update(platt=[1.0]), "malformed centred slot head's token-level"),
+    (lambda d: d["slots"]["token_stage"].pop("b"), "malformed slot head's token-level stage"),
+    (lambda d: d["slots_centred"].pop("token_stage"), "one slot head has a token-level stage and the other")])
+def test_malformed_token_stage_is_a_clear_input_error(tmp_path, edit, why):
+    p = _heads_file(tmp_path, edit)
+    with pytest.raises(SageInputError) as e:
+        load_heads(p)
+    assert e.value.file == str(p) and why in str(e.value) and e.value.field in ("slots", "slots_centred")
+
+
+def test_heads_file_without_token_stages_scores_with_the_first_stages(tmp_path, heads):
+    import numpy as np
+    h = load_heads(_heads_file(tmp_path, lambda d: (d["slots"].pop("token_stage"),
+                                                    d["slots_centred"].pop("token_stage"))))
+    assert h.slot_maxsim is None and h.centred_maxsim is None
+    p = h.slot_probs("Who is the money for?", [(n, BANK.slots[n].description) for n in sorted(BANK.slots)])
+    assert max(p, key=p.get) == "recipient_name" and all(np.isfinite(list(p.values())))
+    assert p != heads.slot_probs("Who is the money for?", [(n, BANK.slots[n].description) for n in sorted(BANK.slots)])
 
 
 @pytest.mark.parametrize("edit,why", [(lambda d: d["slots_centred"]["rank"].update(w=[1.0]), "field 'w' has shape"),

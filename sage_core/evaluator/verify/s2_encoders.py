@@ -20,6 +20,11 @@ _MODELS: dict[str, Any] = {}  # process-wide model cache (load once)
 # does not grow memory (50k x 384 float64 = 154 MB at most).
 EMB_CACHE_MAX = 50_000
 _EMB: "LruDict[np.ndarray]" = LruDict(EMB_CACHE_MAX)
+# contextual token vectors of recently seen strings (the slot head's token-level match reads them for request units
+# and slot texts; the heads memoise each unit's slot probabilities besides): float32, ~23 KB for a string of 15
+# tokens, so far fewer than the pooled vectors (~50 MB)
+TOKEN_CACHE_MAX = 2_048
+_TOK: "LruDict[np.ndarray]" = LruDict(TOKEN_CACHE_MAX)
 
 
 MARGIN_DIGITS = 9  # encoder margins are rounded so that summation-order noise cannot change a verdict file
@@ -62,15 +67,23 @@ class MiniLM:
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Unit-length float64 embeddings of ``texts``, one row each, in input order. ``batch_size``: strings per
         forward pass of the float64 path (a float32 pass holds one)."""
-        if self.precision == "float64":
-            return self._encode_padded(texts, batch_size)
-        return self._encode_one_by_one(texts)
+        return self.encode_with_tokens(texts, batch_size, tokens=False)[0]
 
-    def _encode_one_by_one(self, texts: list[str]) -> np.ndarray:
+    def encode_with_tokens(self, texts: list[str], batch_size: int = 64, tokens: bool = True
+                           ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``encode``'s embeddings and, from the same forward passes, each text's contextual token vectors
+        (``token_rows``: the last layer's rows of its real tokens, [CLS] and [SEP] left out, each L2-normalised,
+        float64 (n_tokens, d)); an empty list when ``tokens`` is false."""
+        if self.precision == "float64":
+            return self._encode_padded(texts, batch_size, tokens)
+        return self._encode_one_by_one(texts, tokens)
+
+    def _encode_one_by_one(self, texts: list[str], with_tokens: bool) -> tuple[np.ndarray, list[np.ndarray]]:
         torch, F = self._torch, self._torch.nn.functional
         out = np.empty((len(texts), self.model.config.hidden_size), dtype=np.float64)
+        rows: list[np.ndarray] = []
         if not texts:
-            return out
+            return out, rows
         enc = self.tokenizer(list(texts), truncation="longest_first", max_length=self.max_length)
         keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
         # one thread: with two, MKL splits some float32 products differently (2 of 125 demo strings changed in
@@ -84,15 +97,19 @@ class MiniLM:
                     batch = {k: torch.tensor([enc[k][i]], dtype=torch.long) for k in keys}
                     tokens = self.model(**batch).last_hidden_state.to(torch.float64)
                     out[i] = F.normalize(tokens.mean(1), p=2, dim=1).numpy()[0]
+                    if with_tokens:
+                        rows.append(token_rows(tokens[0].numpy()))
         finally:
             if threads != 1:
                 torch.set_num_threads(threads)
-        return out
+        return out, rows
 
-    def _encode_padded(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def _encode_padded(self, texts: list[str], batch_size: int, with_tokens: bool
+                       ) -> tuple[np.ndarray, list[np.ndarray]]:
         torch, F = self._torch, self._torch.nn.functional
         order = np.argsort([-len(t) for t in texts])  # sentence-transformers' batching: longest first
         out = np.empty((len(texts), self.model.config.hidden_size), dtype=np.float64)
+        rows: list = [None] * len(texts) if with_tokens else []
         with torch.inference_mode():
             for i in range(0, len(texts), batch_size):
                 idx = order[i:i + batch_size]
@@ -103,7 +120,20 @@ class MiniLM:
                 pooled = (tokens * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
                 # normalised twice, as sentence-transformers does (its Normalize module, then encode's flag)
                 out[idx] = F.normalize(F.normalize(pooled, p=2, dim=1), p=2, dim=1).numpy()
-        return out
+                if with_tokens:
+                    lengths = enc["attention_mask"].sum(1).tolist()
+                    for k, j in enumerate(idx):
+                        rows[j] = token_rows(tokens[k, :int(lengths[k])].numpy())
+        return out, rows
+
+
+def token_rows(hidden: np.ndarray) -> np.ndarray:
+    """A text's token vectors as the slot head's token-level match reads them: the last layer's rows of its real
+    tokens (``hidden``, (n, d), [CLS] first and [SEP] last), without [CLS] and [SEP] (all rows when there is nothing
+    between them), each L2-normalised, float64."""
+    v = np.asarray(hidden, dtype=np.float64)
+    v = v[1:-1] if len(v) > 2 else v
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
 
 
 PRECISIONS = ("float32", "float64")
@@ -140,6 +170,35 @@ def embed(strings: list[str]) -> dict[str, np.ndarray]:
         for s, v in zip(todo, vecs):
             out[s] = _EMB.put(s, v.copy())  # a row of its own: the cache never pins a whole batch array
     return out
+
+
+def embed_tokens(strings: list[str]) -> dict[str, np.ndarray]:
+    """``token_rows`` of each string (float32 encoder, float64 rows), computed once per distinct string in this
+    process; the same forward pass gives the string's embedding, which ``embed`` then finds cached (bitwise the
+    vector it computes itself: one code path)."""
+    out = {}
+    for s in strings:
+        v = _TOK.get(s)
+        if v is not None:
+            out[s] = v.astype(np.float64)
+    todo = sorted({s for s in strings if s not in out})
+    if todo:
+        vecs, rows = load_minilm().encode_with_tokens(todo)
+        for s, v, r in zip(todo, vecs, rows):
+            if _EMB.get(s) is None:
+                _EMB.put(s, v.copy())
+            _TOK.put(s, r.astype(np.float32))
+            out[s] = r.astype(np.float32).astype(np.float64)
+    return out
+
+
+def tokens_float64(strings: list[str]) -> dict[str, np.ndarray]:
+    """The float64 encoder's ``token_rows`` (no cache, padded batches as ``embed_float64``): what ``train-heads``
+    fits the slot head's token-level stage on."""
+    todo = sorted(set(strings))
+    if not todo:
+        return {}
+    return dict(zip(todo, load_minilm("float64").encode_with_tokens(todo, batch_size=64)[1]))
 
 
 def embed_float64(strings: list[str]) -> dict[str, np.ndarray]:

@@ -14,8 +14,10 @@ and committed as ``heads.json`` beside this file (plain JSON weights: no pickle,
   renamed / paraphrased schemas and slots outside the current intent are scored the same way; a listwise
   logistic stage then weighs each slot's score against the other slots of the schema, the sentence's
   request score, whether the question asks for the kind of value the slot holds and whether it is about the end of
-  the trip the slot is (origin or destination; ``slot_rank_features``, ``answer_types``). Each clause of a
-  multi-part question is scored as well (``request_units``);
+  the trip the slot is (origin or destination; ``slot_rank_features``, ``answer_types``). A second listwise
+  stage adds how well the sentence's tokens meet the slot's name and description word by word (``token_matches``, on
+  MiniLM's contextual token vectors, against the other slots: ``MAXSIM_RANK_FEATURES``); the two stages' calibrated
+  probabilities are averaged. Each clause of a multi-part question is scored as well (``request_units``);
 - **slot-mention head** (optional in the file): u_t against every slot of the schema (``slot_text``): p(u_t gives
   a value for the slot at all), whatever the value; Platt-calibrated. Used by S2's UV check for yes/no slots and
   "no preference" values said in words no keyword list has (``verify.s2_symbolic``'s mention verdict);
@@ -38,20 +40,24 @@ Modules: ``units`` (what is scored in a text), ``act_input`` (the reply as the a
 from sage_core.evaluator.text.heads.units import (clauses, mention_units, question_sentences, request_unit_groups,
                                                   request_units, split_question_pairs)
 from sage_core.evaluator.text.heads.schema_text import (SLOT_RENDERING_WEIGHTS, request_slots, schema_slots,
-                                                        slot_renderings, slot_text, value_candidates, value_claim)
-from sage_core.evaluator.text.heads.features import (RANK_FEATURES, VALUE_RANK_FEATURES, WH_REQUEST_LOGIT_FLOOR,
-                                                     act_logits, centred_pair_features, mlp_logits, pair_features,
-                                                     rank_features, request_logit, sigmoid, slot_rank_features)
+                                                        slot_match_texts, slot_renderings, slot_text, value_candidates,
+                                                        value_claim)
+from sage_core.evaluator.text.heads.features import (MAXSIM_FEATURES, MAXSIM_RANK_FEATURES, RANK_FEATURES,
+                                                     VALUE_RANK_FEATURES, WH_REQUEST_LOGIT_FLOOR, act_logits,
+                                                     centred_pair_features, maxsim_features, mlp_logits,
+                                                     pair_features, rank_features, request_logit, sigmoid,
+                                                     slot_rank_features, SlotTokens, token_matches)
 from sage_core.evaluator.text.heads.act_input import act_text
 from sage_core.evaluator.text.heads.blas_threads import single_thread_blas
-from sage_core.evaluator.text.heads.model import (Embedder, Heads, MEMO_MAX, NON_REQUEST_QUESTION_ACTS,
+from sage_core.evaluator.text.heads.model import (Embedder, Heads, ListwiseStage, MEMO_MAX, NON_REQUEST_QUESTION_ACTS,
                                                   STATEMENT_REQUEST_MIN, SUM_KINDS, WH_QUESTION_VETOES)
 from sage_core.evaluator.text.heads.loading import DEFAULT_HEADS_PATH, DIM, FORMAT, load_heads
 
-__all__ = ["DEFAULT_HEADS_PATH", "DIM", "Embedder", "FORMAT", "Heads", "MEMO_MAX", "NON_REQUEST_QUESTION_ACTS",
-           "RANK_FEATURES", "SLOT_RENDERING_WEIGHTS", "STATEMENT_REQUEST_MIN", "SUM_KINDS", "VALUE_RANK_FEATURES",
-           "WH_QUESTION_VETOES", "WH_REQUEST_LOGIT_FLOOR", "act_logits", "act_text", "centred_pair_features",
-           "clauses", "load_heads", "mention_units", "mlp_logits", "pair_features", "question_sentences",
-           "rank_features", "request_logit", "request_slots", "request_unit_groups", "request_units", "schema_slots",
-           "sigmoid", "single_thread_blas", "slot_rank_features", "slot_renderings", "slot_text",
-           "split_question_pairs", "value_candidates", "value_claim"]
+__all__ = ["DEFAULT_HEADS_PATH", "DIM", "Embedder", "FORMAT", "Heads", "ListwiseStage", "MAXSIM_FEATURES",
+           "MAXSIM_RANK_FEATURES", "MEMO_MAX", "NON_REQUEST_QUESTION_ACTS", "RANK_FEATURES", "SLOT_RENDERING_WEIGHTS",
+           "STATEMENT_REQUEST_MIN", "SUM_KINDS", "SlotTokens", "VALUE_RANK_FEATURES", "WH_QUESTION_VETOES",
+           "WH_REQUEST_LOGIT_FLOOR", "act_logits", "act_text", "centred_pair_features", "clauses", "load_heads",
+           "maxsim_features", "mention_units", "mlp_logits", "pair_features", "question_sentences", "rank_features",
+           "request_logit", "request_slots", "request_unit_groups", "request_units", "schema_slots", "sigmoid",
+           "single_thread_blas", "slot_match_texts", "slot_rank_features", "slot_renderings", "slot_text",
+           "split_question_pairs", "token_matches", "value_candidates", "value_claim"]

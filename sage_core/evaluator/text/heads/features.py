@@ -2,6 +2,7 @@
 the listwise ranking features, and the forward pass of a one-hidden-layer MLP."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -84,6 +85,53 @@ def rank_features(z: np.ndarray, sentence_ids: Sequence[int], zreq: Sequence[flo
         out[idx, 1] = zz - other
         out[idx, 2] = (zz == top).astype(np.float64)
     out[:, 3] = np.asarray(zreq, dtype=np.float64)
+    return out
+
+
+# the slot head's token-level stage: RANK_FEATURES and how the sentence's words meet the slot's (``token_matches``),
+# against the other slots of the schema. Dev, train domains held out in turn (benchmarks/bench_slot_head_domains.py,
+# 2 folds): alone it ranks slots of domains the head never saw better than RANK_FEATURES alone (average precision
+# 0.842 -> 0.863) and those it saw worse (0.961 -> 0.956); averaged with the plain stage, each Platt-scaled on dev,
+# 0.855 and 0.960 (docs/benchmarks.md, "what the slot head reads and ranks by")
+MAXSIM_FEATURES = ["token match", "token match - best other slot's", "token match is the best"]
+MAXSIM_RANK_FEATURES = RANK_FEATURES + MAXSIM_FEATURES
+
+
+@dataclass(frozen=True)
+class SlotTokens:
+    """The token vectors of a schema's slot texts, stacked for ``token_matches``: ``rows`` (M, d) unit rows of every
+    text in turn (``schema_text.slot_match_texts``: two per slot), ``starts`` where each text's rows begin,
+    ``lengths`` how many rows it has."""
+
+    rows: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def stack(cls, texts: Sequence[np.ndarray]) -> "SlotTokens":
+        lengths = np.asarray([len(t) for t in texts], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        return cls(np.concatenate(texts).astype(np.float64), starts, lengths.astype(np.float64))
+
+
+def token_matches(sentence: np.ndarray, slots: SlotTokens, per_slot: int = 2) -> np.ndarray:
+    """How well a sentence covers each slot's texts word by word (ColBERT's MaxSim, averaged), per slot: for each
+    token of a slot text its best cosine with any token of the sentence (``sentence``, (n, d) unit rows), averaged
+    over the text's tokens, then over the slot's ``per_slot`` texts. Contextual token vectors match "which day" with
+    "date" or "where to" with "destination", where a whole-sentence embedding mostly says the sentence's domain."""
+    best = np.max(slots.rows @ np.asarray(sentence, dtype=np.float64).T, axis=1)
+    return (np.add.reduceat(best, slots.starts) / slots.lengths).reshape(-1, per_slot).mean(axis=1)
+
+
+def maxsim_features(scores: Sequence[float]) -> np.ndarray:
+    """``MAXSIM_FEATURES`` of each slot of one sentence, given each slot's ``token_matches``: the match, its lead over
+    the best other slot (over 0 when it has no other), whether it leads."""
+    ms = np.asarray(scores, dtype=np.float64)
+    out = np.zeros((len(ms), 3))
+    for i in range(len(ms)):
+        others = np.delete(ms, i)
+        lead = ms[i] - (others.max() if len(others) else 0.0)
+        out[i] = (ms[i], lead, float(lead > 0))
     return out
 
 

@@ -10,8 +10,8 @@ from typing import Optional
 import numpy as np
 
 from sage_core.data.errors import SageInputError
-from sage_core.evaluator.text.heads.features import RANK_FEATURES, VALUE_RANK_FEATURES
-from sage_core.evaluator.text.heads.model import Embedder, Heads
+from sage_core.evaluator.text.heads.features import MAXSIM_RANK_FEATURES, RANK_FEATURES, VALUE_RANK_FEATURES
+from sage_core.evaluator.text.heads.model import Embedder, Heads, ListwiseStage
 
 
 DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
@@ -19,7 +19,9 @@ DEFAULT_HEADS_PATH = Path(__file__).with_name("heads.json")
 # slot threshold is the mean's
 # 3: the act head is two MLPs, on the text as written and with its values masked (``act_input.act_text``), whose
 # logits are averaged; a /2 file has the first only
-FORMAT = "sage-heads/3"
+# 4: each slot head may carry a token-level listwise stage (``token_stage``: ``MAXSIM_RANK_FEATURES``, its own Platt
+# scaling), whose calibrated p is averaged with the plain stage's
+FORMAT = "sage-heads/4"
 DIM = 384
 _LOADED: dict[str, "Heads"] = {}
 
@@ -68,6 +70,21 @@ def _ranked_pair_head(path: Path, d: dict, key: str, what: str, n_in: int, n_ran
     return mlp, w, b, platt
 
 
+def _token_stage(path: Path, d: dict, key: str, what: str) -> Optional[ListwiseStage]:
+    """The slot head's token-level listwise stage in section ``key`` (``token_stage``), checked; None when the
+    section has none."""
+    section = d[key].get("token_stage") if isinstance(d.get(key), dict) else None
+    if section is None:
+        return None
+    with _reading(path, f"{what}'s token-level stage", key):
+        w = _array(section, "w", (len(MAXSIM_RANK_FEATURES),), path)
+        b = float(section["b"])
+        platt = tuple(float(x) for x in section["platt"])
+    if len(platt) != 2 or not all(math.isfinite(x) for x in (b, *platt)):
+        raise heads_file_error(path, f"malformed {what}'s token-level stage", key)
+    return ListwiseStage(w, b, platt)
+
+
 @contextlib.contextmanager
 def _reading(path: Path, what: str, key: str):
     """Malformed content while reading one optional head becomes a SageInputError naming the file, the head and its
@@ -82,14 +99,16 @@ def _reading(path: Path, what: str, key: str):
         raise heads_file_error(path, f"malformed {what} ({type(e).__name__}: {e})", key) from None
 
 
-def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = None) -> Heads:
-    """Read and check a heads artifact (default: the committed ``heads.json``); cached per path.
+def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = None,
+               tokens: Optional[Embedder] = None) -> Heads:
+    """Read and check a heads artifact (default: the committed ``heads.json``); cached per path unless an encoder
+    (``embed``: unit vectors; ``tokens``: token rows) is passed.
 
     A missing, unreadable or malformed file is a ``SageInputError`` naming the file.
     """
     p = Path(path) if path is not None else DEFAULT_HEADS_PATH
     key = str(p.resolve()) if p.exists() else str(p)
-    if embed is None and key in _LOADED:
+    if embed is None and tokens is None and key in _LOADED:
         return _LOADED[key]
     if not p.is_file():
         raise heads_file_error(p, "not found")
@@ -112,7 +131,7 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             slot_mlp=_mlp(sd, 2 * DIM + 1, 1, p),
             rank_w=_array(sd["rank"], "w", (len(RANK_FEATURES),), p), rank_b=float(sd["rank"]["b"]),
             slot_platt=tuple(float(x) for x in sd["platt"]), slot_threshold=float(sd["threshold"]),
-            meta=dict(d.get("meta") or {}), embed=embed)
+            meta=dict(d.get("meta") or {}), embed=embed, tokens=tokens)
     except SageInputError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -142,6 +161,10 @@ def load_heads(path: Optional[str | Path] = None, embed: Optional[Embedder] = No
             p, d, "slots_centred", "centred slot head", 2 * DIM + 2, len(RANK_FEATURES))
     if len(h.slot_platt) != 2 or not all(math.isfinite(x) for x in (h.rank_b, h.slot_threshold, *h.slot_platt)):
         raise heads_file_error(p, "malformed slot head")
-    if embed is None:
+    h.slot_maxsim = _token_stage(p, d, "slots", "slot head")
+    h.centred_maxsim = _token_stage(p, d, "slots_centred", "centred slot head") if h.centred_mlp is not None else None
+    if h.centred_mlp is not None and (h.slot_maxsim is None) != (h.centred_maxsim is None):
+        raise heads_file_error(p, "one slot head has a token-level stage and the other has none", "slots_centred")
+    if embed is None and tokens is None:
         _LOADED[key] = h
     return h

@@ -14,10 +14,12 @@ from sage_core.evaluator.text.answer_types import QUANTITY_KINDS, answer_fit
 from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request, marked_question,
                                                opens_with_wh, run_on_sentences)
 from sage_core.evaluator.text.heads.act_input import act_text
-from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, act_logits, centred_pair_features,
-                                                     mlp_logits, pair_features, rank_features, request_logit, sigmoid,
-                                                     slot_rank_features)
-from sage_core.evaluator.text.heads.schema_text import SLOT_RENDERING_WEIGHTS, slot_renderings, value_claim
+from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, SlotTokens, act_logits,
+                                                     centred_pair_features, maxsim_features, mlp_logits, pair_features,
+                                                     rank_features, request_logit, sigmoid, slot_rank_features,
+                                                     token_matches)
+from sage_core.evaluator.text.heads.schema_text import (SLOT_RENDERING_WEIGHTS, slot_match_texts, slot_renderings,
+                                                        value_claim)
 from sage_core.evaluator.text.heads.units import mention_units, request_unit_groups, request_units
 
 
@@ -44,7 +46,19 @@ STATEMENT_REQUEST_MIN = 0.9
 # digit gave 7 false requested-slot pairs and no true one (the act head had not seen the weather domain in training)
 STATED_NUMBER = re.compile(r"\d")
 
-Embedder = Callable[[list[str]], dict[str, np.ndarray]]
+Embedder = Callable[[list[str]], dict[str, np.ndarray]]  # strings -> unit vectors (d,); or -> token rows (n, d)
+
+
+@dataclass(frozen=True)
+class ListwiseStage:
+    """A listwise logistic stage and its Platt scaling: p = sigmoid(a (x w + b) + c) for feature rows x."""
+
+    w: np.ndarray
+    b: float
+    platt: tuple[float, float]
+
+    def probs(self, X: np.ndarray) -> np.ndarray:
+        return sigmoid(self.platt[0] * (X @ self.w + self.b) + self.platt[1])
 
 
 # counts, sums and durations need their question's noun to say which slot (``QUANTITY_KINDS``), except a sum of money:
@@ -79,6 +93,12 @@ class Heads:
     slot_threshold: float  # on the mean of both slot heads' probabilities when the centred head is loaded
     meta: dict
     embed: Optional[Embedder] = None
+    # contextual token vectors of a string (``s2_encoders.embed_tokens`` by default), for the token-level stages
+    tokens: Optional[Embedder] = None
+    # the slot heads' token-level listwise stages (optional in the file; ``MAXSIM_RANK_FEATURES``): each head's
+    # calibrated p is the mean of its plain stage's and this one's
+    slot_maxsim: Optional[ListwiseStage] = None
+    centred_maxsim: Optional[ListwiseStage] = None
     # the centred slot head (optional in the file): the same recipe on ``centred_pair_features``, its own listwise
     # stage and Platt scaling; ``slot_probs`` averages its calibrated probability with the plain head's
     centred_mlp: Optional[dict] = None  # w1 (2d + 2, h), b1, w2 (h, 1), b2 (1,)
@@ -107,6 +127,7 @@ class Heads:
     # legal_rival() score the same units of a reply). Same inputs, same float64 products: the memos change no number.
     # Not constructor fields, so ``dataclasses.replace`` (other thresholds, other weights) starts empty memos.
     _slot_v: "LruDict[np.ndarray]" = new_memo()
+    _slot_tok: "LruDict[SlotTokens]" = new_memo()
     _logits: "LruDict[np.ndarray]" = new_memo()
     _units: "LruDict[tuple]" = new_memo()
     _unit_p: "LruDict[dict]" = new_memo()
@@ -126,12 +147,23 @@ class Heads:
 
     def prefetch_replies(self, replies: Sequence[str]) -> None:
         strings: list[str] = []
+        units: list[str] = []
         for r in replies:
             if r and r.strip():
-                units = [r.strip()] + request_units(r)
-                strings.extend(units)
-                strings.extend(act_text(u) for u in units)  # what the act head reads
-        self.prefetch(strings)
+                parts = request_units(r)
+                units.extend(parts)
+                strings.append(r.strip())
+                strings.extend(act_text(u) for u in [r.strip()] + parts)  # what the act head reads
+        if units and self.slot_maxsim is not None:
+            # the units' token rows; the same forward pass embeds them (the default encoder caches both)
+            self._tokens(sorted(set(units)))
+        self.prefetch(strings + units)
+
+    def _tokens(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        if self.tokens is None:
+            from sage_core.evaluator.verify.s2_encoders import embed_tokens  # lazy: loads MiniLM once per process
+            self.tokens = embed_tokens
+        return self.tokens(list(texts))
 
     # --- heads -------------------------------------------------------------------------------
     def act_probs(self, text: str) -> dict[str, float]:
@@ -183,18 +215,34 @@ class Heads:
             zreq = request_logit(sentence, float(self._act_logits(sentence)[self.acts.index("REQUEST")]))
             fit = answer_fit(sentence, slots)
 
-            def calibrated(z, w, b, platt):
-                s = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features()) @ w + b
-                return sigmoid(platt[0] * s + platt[1])
+            m = self.token_match_features(sentence, slots) if self.slot_maxsim is not None else None
 
-            p = calibrated(self.pair_scores(sentence, slots), self.rank_w, self.rank_b, self.slot_platt)
+            def calibrated(z, w, b, platt, token_stage):
+                R = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features())
+                p = ListwiseStage(w, b, platt).probs(R)
+                if token_stage is not None:
+                    p = (p + token_stage.probs(np.concatenate([R, m], axis=1))) / 2
+                return p
+
+            p = calibrated(self.pair_scores(sentence, slots), self.rank_w, self.rank_b, self.slot_platt,
+                           self.slot_maxsim)
             if self.centred_mlp is not None:
                 pc = calibrated(self.pair_scores(sentence, slots, centred=True), self.centred_rank_w,
-                                self.centred_rank_b, self.centred_platt)
+                                self.centred_rank_b, self.centred_platt, self.centred_maxsim)
                 p = (p + pc) / 2
             p = fit.exclusive(p)
             probs = self._unit_p.put(key, dict(zip((n for n, _ in slots), np.round(p, 6).tolist())))
         return dict(probs)
+
+    def token_match_features(self, sentence: str, slots: list[tuple[str, str]]) -> np.ndarray:
+        """``maxsim_features`` (n, 3) of the sentence against each slot: the token-level stages' extra features."""
+        key = tuple(slots)
+        st = self._slot_tok.get(key)
+        if st is None:
+            texts = [t for n, d in slots for t in slot_match_texts(n, d)]
+            rows = self._tokens(texts)
+            st = self._slot_tok.put(key, SlotTokens.stack([rows[t] for t in texts]))
+        return maxsim_features(token_matches(self._tokens([sentence])[sentence], st))
 
     def pair_scores(self, sentence: str, slots: list[tuple[str, str]], centred: bool = False) -> np.ndarray:
         """The slot head's pair score (logit, before the listwise stage) of the sentence against each slot: the
