@@ -1027,6 +1027,8 @@ def test_slot_probs_average_both_calibrated_slot_heads(heads):
     assert [alone[n] for n, _ in slots] == np.round(fit.exclusive(plain[1]), 6).tolist()
     first_stages = dataclasses.replace(heads, slot_maxsim=None, centred_maxsim=None).slot_probs(sent, slots)
     assert [first_stages[n] for n, _ in slots] == np.round(fit.exclusive((plain[0] + centred[0]) / 2), 6).tolist()
+    mixed = dataclasses.replace(heads, slot_maxsim=None).slot_probs(sent, slots)  # one head without its token stage
+    assert [mixed[n] for n, _ in slots] == np.round(fit.exclusive((plain[0] + centred[1]) / 2), 6).tolist()
 
 
 def test_token_match_reads_the_slot_a_question_asks_for_in_other_words(heads):

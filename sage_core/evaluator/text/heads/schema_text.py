@@ -39,9 +39,10 @@ def slot_renderings(name: str, description: str) -> list[str]:
 
 
 def slot_match_texts(name: str, description: str) -> list[str]:
-    """The slot's texts the token-level match (``features.maxsim``) is averaged over: its name alone and its
-    description alone (the name again when there is none). Name and description together would let the longer one
-    decide; each alone says in its own words what the question must ask for."""
+    """The slot's texts the token-level match (``features.token_matches``) is averaged over: its name alone and its
+    description alone (the name again when there is none), as ``slot_renderings`` writes them (the description
+    after ": ", as the heads were fitted). Name and description together would let the longer one decide; each alone
+    says in its own words what the question must ask for."""
     r = slot_renderings(name, description)
     return [r[2], r[1]]
 
