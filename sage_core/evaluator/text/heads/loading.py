@@ -62,12 +62,22 @@ def _ranked_pair_head(path: Path, d: dict, key: str, what: str, n_in: int, n_ran
     section = d[key]
     with _reading(path, what, key):
         mlp = _mlp(section, n_in, 1, path)
-        w = _array(section["rank"], "w", (n_rank,), path)
-        b = float(section["rank"]["b"])
+    stage = _listwise_stage(path, section, key, what, n_rank, weights="rank")
+    return mlp, stage.w, stage.b, stage.platt
+
+
+def _listwise_stage(path: Path, section: dict, key: str, what: str, n_rank: int,
+                    weights: Optional[str] = None) -> ListwiseStage:
+    """A listwise stage of ``section`` (file section ``key``), checked: ``w`` (n_rank,) and ``b`` (under
+    ``section[weights]`` when given, else in ``section`` itself) and a two-number ``platt``."""
+    with _reading(path, what, key):
+        rank = section[weights] if weights else section
+        w = _array(rank, "w", (n_rank,), path)
+        b = float(rank["b"])
         platt = tuple(float(x) for x in section["platt"])
     if len(platt) != 2 or not all(math.isfinite(x) for x in (b, *platt)):
         raise heads_file_error(path, f"malformed {what}", key)
-    return mlp, w, b, platt
+    return ListwiseStage(w, b, platt)
 
 
 def _token_stage(path: Path, d: dict, key: str, what: str) -> Optional[ListwiseStage]:
@@ -76,13 +86,7 @@ def _token_stage(path: Path, d: dict, key: str, what: str) -> Optional[ListwiseS
     section = d[key].get("token_stage") if isinstance(d.get(key), dict) else None
     if section is None:
         return None
-    with _reading(path, f"{what}'s token-level stage", key):
-        w = _array(section, "w", (len(MAXSIM_RANK_FEATURES),), path)
-        b = float(section["b"])
-        platt = tuple(float(x) for x in section["platt"])
-    if len(platt) != 2 or not all(math.isfinite(x) for x in (b, *platt)):
-        raise heads_file_error(path, f"malformed {what}'s token-level stage", key)
-    return ListwiseStage(w, b, platt)
+    return _listwise_stage(path, section, key, f"{what}'s token-level stage", len(MAXSIM_RANK_FEATURES))
 
 
 @contextlib.contextmanager
