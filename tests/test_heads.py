@@ -521,6 +521,37 @@ def test_statements_without_a_question_are_not_read_as_requests(heads):
     assert [(a.act, a.slot, a.source) for a in acts] == [("REQUEST", "hotel_name", "head")]
 
 
+def test_relative_clause_of_an_offer_asks_nothing():
+    """A relative clause after a name opens with a wh-word and carries the question mark of its offer, but it
+    describes what is offered; questions that open with the same words, or ask the user, stay questions."""
+    from sage_core.evaluator.text.sentences import asks_by_form, is_relative_clause
+    offer = "How about Burdge Sarah, who is also a psychologist in San Jose?"  # SGD dev wording
+    assert asks_by_form("who is also a psychologist in San Jose?")
+    assert is_relative_clause("who is also a psychologist in San Jose?", offer)
+    assert is_relative_clause("which is a Shopping Area?",
+                              "How would you like visiting Fremont Street Experience, which is a Shopping Area?")
+    for part, sent in [("who is the recipient?", "What amount do you want to transfer and who is the recipient?"),
+                       ("Who will I send the transfer to?", "Who will I send the transfer to, and how much?"),
+                       ("which one do you like?", "I found 4 flights, which one do you like?"),
+                       ("which is your pick?", "There are two, which is your pick?"),
+                       ("which would you prefer?", "Economy or business, which would you prefer?")]:
+        assert not is_relative_clause(part, sent), part
+
+
+def test_an_offer_with_a_relative_clause_requests_nothing(heads):
+    """SGD dev: the offer's relative clause ("who is also a psychologist ...") was scored as a question by its form
+    and read as asking for the therapist's name; the same reply asking which one the user wants still requests."""
+    spec = _spec("Care_4:FindProvider", {"therapist_name": "Name of the therapist",
+                                         "city": "City where the therapist practices",
+                                         "type": "Kind of therapist the user needs"}, ["city", "type"])
+    slots = [(s, spec.slots[s].description) for s in spec.slots]
+    offer = "How about Burdge Sarah, who is also a psychologist in San Jose?"
+    assert heads._find_asking_units(offer) == []
+    assert not [a for a in extract_agent_acts(_turn(offer, spec), spec, heads=heads) if a.act == "REQUEST"]
+    ask = "There are 3 therapists in San Jose, which city should I search in instead?"
+    assert "which city should I search in instead?" in heads._find_asking_units(ask)
+
+
 # --- value-support head ----------------------------------------------------------------------------------------------
 EVENTS = WorkflowSpec(id="Shows_5:FindShow", service="Shows_5", intent="FindShow", description="",
                       slots={"kind": SlotSpec("kind", "Kind of event", True, ["Music", "Sports", "Theater"],

@@ -203,6 +203,24 @@ def run_on_sentences(text: str) -> list[tuple[str, int]]:
     return [(text[a:b], a) for a, b in zip(cuts, cuts[1:] + [len(text)]) if text[a:b].strip()]
 
 
+# a relative clause after a name, opened by a relative pronoun and a verb ("How about Burdge Sarah, who is also a
+# psychologist in San Jose?", "... Fremont Street Experience, which is a Shopping Area?"): it describes what is
+# offered, and asks nothing though it opens with a wh-word and carries the sentence's question mark. Train + dev
+# replies: 158 such parts after a comma naming no second person, none in a reply that requests a slot (while "who is
+# the recipient?", "Who will I send the transfer to?", "which one do you like?" and "which would you prefer?" ask)
+_RELATIVE_OPENING = re.compile(r"(?:who|whom|whose|which)\s+(?:is|are|was|were|has|have|had|also|can|could|will|would|"
+                               r"may|might|does|do|did|offers|serves|specializes|provides|includes|features)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|u)\b", re.I)
+
+
+def is_relative_clause(part: str, sentence: str) -> bool:
+    """``part`` of ``sentence`` is a relative clause describing what the sentence names (``_RELATIVE_OPENING``): it
+    follows a comma, opens with a relative pronoun and a verb, and names no second person."""
+    bare = part.strip().rstrip("?.!").strip()
+    return bool(bare) and bool(_RELATIVE_OPENING.match(bare)) and not _SECOND_PERSON.search(bare) \
+        and re.search(r",\s*" + re.escape(bare), sentence) is not None
+
+
 def asks_by_form(part: str) -> bool:
     """A part of a sentence is a question by its own form: it opens with an asking wh-word ("what city?") or an
     auxiliary before its subject ("do you need a car?"), or it is a directive request. Not a clause that only

@@ -11,8 +11,8 @@ import numpy as np
 
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import QUANTITY_KINDS, answer_fit
-from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request, marked_question,
-                                               opens_with_wh, run_on_sentences)
+from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request, is_relative_clause,
+                                               marked_question, opens_with_wh, run_on_sentences)
 from sage_core.evaluator.text.heads.act_input import act_text
 from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, SlotTokens, act_logits,
                                                      centred_pair_features, maxsim_features, mlp_logits, pair_features,
@@ -442,6 +442,7 @@ class Heads:
             return []
         out: list[str] = []
         for sent, parts in request_unit_groups(text):
+            parts = [u for u in parts if not is_relative_clause(u, sent)]
             if self.asks_for_value(sent):  # the parts of an asking sentence ask too ("... and your destination.")
                 out.extend(u for u in [sent] + parts if u not in out)
             else:
