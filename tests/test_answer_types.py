@@ -40,6 +40,14 @@ def test_slot_kinds_come_from_the_slot_wording(name, desc, kinds):
     ("What kind of movie do you like?", {"TYPE"}),
     ("Is there any particular type of food you are looking for?", {"TYPE"}),  # a kind asked without "what"
     ("Any preference?", set()),
+    # SGD dev: the kind named as the noun of "what is the / your ..." or after a word of preference
+    ("What is the arrival day?", {"DATE"}),
+    ("What is your planned date to book the car from?", {"DATE"}),
+    ("Do you have any preferred City to search for the hotel?", {"PLACE"}),
+    ("What's your pick-up location?", {"PLACE"}),
+    ("What is the amount you want to send?", {"AMOUNT"}),
+    ("What is the amount of bedrooms you'll need?", set()),  # a count, named by no kind word
+    ("How would you like visiting Fremont Street Experience, which is a Shopping Area?", set()),  # describes an offer
 ])
 def test_question_kinds(question, kinds):
     assert question_kinds(question) == frozenset(kinds)

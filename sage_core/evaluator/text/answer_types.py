@@ -36,6 +36,22 @@ QUESTION_KINDS: tuple[tuple[re.Pattern, frozenset], ...] = tuple((re.compile(p, 
     (r"\b(?:what|which)\s+(?:kind|type|sort|category|class|genre|style)s?\b|"
      r"\b(?:kind|type|sort|category|genre|style)s?\s+of\b", {"TYPE"}),
 ))
+# a question can name the kind it asks for as the noun of "what is the / your ..." or after a word of preference ("What
+# is the arrival day?", "What's your pick-up location?", "Do you have any preferred city?", "your planned date"), not
+# only right after its wh-word. Train + dev request units (questions) that the patterns above name no kind in: these
+# name one in 840, of which 3 request no slot holding it ("And what is your departure date?" annotated as the origin
+# city); "the amount of" is no sum ("What is the amount of bedrooms you'll need?" asks for a count), and "which is a
+# ..." is left out (a relative clause: "..., which is a Place of Worship?")
+_KIND_NOUNS = (("DATE", r"dates?|days?"), ("TIME", r"times?|hours?"),
+               ("AMOUNT", r"budget|price|cost|fare|rent|amount(?!\s+of\b)"),
+               ("PLACE", r"city|cities|locations?|areas?|address(?:es)?|places?|airports?|stations?|country|countries|"
+                         r"state|neighbou?rhoods?|destination|origin"))
+_NAMED_AS_COPULA = r"\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will be|would be|should be))\s+(?:the|your)\s+" \
+                   r"(?:[\w-]+\s+){0,3}?"
+_NAMED_AS_PREFERENCE = r"\b(?:any|a|your|the)\s+(?:preferred|particular|specific|favou?rite|desired|intended|planned|" \
+                       r"expected)\s+(?:[\w-]+\s+){0,2}?"
+QUESTION_KINDS += tuple((re.compile(lead + r"(?:" + nouns + r")\b", re.I), frozenset({kind}))
+                        for lead in (_NAMED_AS_COPULA, _NAMED_AS_PREFERENCE) for kind, nouns in _KIND_NOUNS)
 # answer kinds whose question needs its noun to say which slot ("How many?" of travellers, rooms or days)
 QUANTITY_KINDS = frozenset({"COUNT", "AMOUNT", "DURATION"})
 # slot wording -> the kind of value the slot holds
