@@ -154,10 +154,15 @@ class Heads:
                 units.extend(parts)
                 strings.append(r.strip())
                 strings.extend(act_text(u) for u in [r.strip()] + parts)  # what the act head reads
-        if units and (self.slot_maxsim is not None or self.centred_maxsim is not None):
+        if units and self.reads_tokens:
             # the units' token rows; the same forward pass embeds them (the default encoder caches both)
             self._tokens(sorted(set(units)))
         self.prefetch(strings + units)
+
+    @property
+    def reads_tokens(self) -> bool:
+        """Either slot head has a token-level stage, so request units need their token rows."""
+        return self.slot_maxsim is not None or self.centred_maxsim is not None
 
     def _tokens(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         if self.tokens is None:
@@ -215,8 +220,7 @@ class Heads:
             zreq = request_logit(sentence, float(self._act_logits(sentence)[self.acts.index("REQUEST")]))
             fit = answer_fit(sentence, slots)
 
-            m = self.token_match_features(sentence, slots) \
-                if self.slot_maxsim is not None or self.centred_maxsim is not None else None
+            m = self.token_match_features(sentence, slots) if self.reads_tokens else None
 
             def calibrated(z, w, b, platt, token_stage):
                 R = slot_rank_features(z, [0] * len(z), [zreq] * len(z), fit.features())
