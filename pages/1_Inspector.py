@@ -105,8 +105,9 @@ def _turn_detail(ls, res, tid: str) -> None:
         st.caption(f"margin: how decisively the deciding stage answered (S1 rules = 1.0; S2 decides only when "
                    f"|margin| >= tau = {get_settings().tau}); abstained: the stages that could not decide; open a "
                    "criterion below the table for its arguments and every stage's attempt. "
-                   "The turn's confidence is (1 + the smallest margin over decided criteria) / 2: the chance the "
-                   "verdict is right when margins are calibrated (0.5 when undecided).")
+                   "The turn's confidence is the chance the verdict is right, from its label and the smallest "
+                   "margin over decided criteria: (1 + margin) / 2 with annotated evidence; with evidence read "
+                   "from text, a map fitted on SGD dev (0.5 when undecided).")
     record = turn_view.injection_html(t.meta or {}, t.agent)
     if record:
         st.markdown(record, unsafe_allow_html=True)

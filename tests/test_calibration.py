@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from sage_core.science.calibration import (expected_calibration_error, plot_reliability, reliability_bins,
-                                   verdict_correctness)
+from sage_core.science.calibration import (expected_calibration_error, fit_platt, plot_reliability,
+                                           reliability_bins, verdict_correctness)
 
 
 def test_perfectly_calibrated_bins_give_zero():
@@ -59,3 +59,22 @@ def test_correctness_and_plot(tmp_path):
     bins = reliability_bins(ok, np.array([0.9, 0.9, 0.6, 0.6]))
     p = plot_reliability(bins, tmp_path / "rel.png", ece=expected_calibration_error(ok, [0.9, 0.9, 0.6, 0.6]))
     assert p.exists() and p.stat().st_size > 1000
+
+
+def test_platt_fit_recovers_a_known_logistic_and_calibrates():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 20_000)
+    y = rng.random(20_000) < 1 / (1 + np.exp(-(5.0 * x - 1.0)))
+    a, b = fit_platt(x, y)
+    assert a == pytest.approx(5.0, abs=0.3) and b == pytest.approx(-1.0, abs=0.1)
+    conf = 1 / (1 + np.exp(-(a * x + b)))
+    assert expected_calibration_error(y, conf) < 0.02 < expected_calibration_error(y, (1 + x) / 2)
+    assert fit_platt(x, y) == (a, b)  # deterministic
+
+
+def test_platt_fit_of_all_correct_rows_is_finite_and_below_certainty():
+    a, b = fit_platt([0.2, 0.5, 0.9, 1.0], [1, 1, 1, 1])
+    p = 1 / (1 + np.exp(-(a * 1.0 + b)))
+    assert np.isfinite(a) and np.isfinite(b) and 0.5 < p < 1.0  # target (N+ + 1) / (N+ + 2) = 5 / 6
+    with pytest.raises(ValueError):
+        fit_platt([], [])

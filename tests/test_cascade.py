@@ -17,7 +17,7 @@ from sage_core.data.types import (
     TurnLabel,
     Verdict,
 )
-from sage_core.evaluator.aggregate import aggregate
+from sage_core.evaluator.aggregate import TurnConfidenceMap, aggregate
 from sage_core.evaluator.cascade import CascadeConfig, Evaluator
 from sage_core.science.metrics import classification_metrics
 from tests.test_compiler import REGISTRY, clean_turn, make_turn
@@ -115,7 +115,7 @@ def _trace(decision, margin, stage=Stage.S2_SYMBOLIC):
 
 def test_aggregation_rules():
     assert aggregate([]) == (TurnLabel.ACCEPTABLE, 0.95)  # no criterion: not the most confident (EMPTY_ANNOTATED)
-    assert aggregate([], empty_confidence=0.8) == (TurnLabel.ACCEPTABLE, 0.8)
+    assert aggregate([], TurnConfidenceMap("t", empty=0.8)) == (TurnLabel.ACCEPTABLE, 0.8)
     assert aggregate([_trace(Decision.FALSE, 1.0, Stage.S1), _trace(Decision.FALSE, 0.4)]) == \
         (TurnLabel.ACCEPTABLE, 0.7)  # probability scale: (1 + min margin 0.4) / 2
     assert aggregate([_trace(Decision.TRUE, 0.7), _trace(Decision.ABSTAIN, 0.1, Stage.NONE)]) == \
@@ -124,6 +124,34 @@ def test_aggregation_rules():
         (TurnLabel.FAILURE, 0.6)  # the smallest margin ranks the turn, whichever way it decided
     assert aggregate([_trace(Decision.FALSE, 0.9), _trace(Decision.ABSTAIN, 0.1, Stage.NONE)]) == \
         (TurnLabel.UNDECIDED, 0.5)  # below every decided turn: (1 + tau) / 2 = 0.6 at tau = 0.20
+
+
+def test_a_fitted_confidence_map_is_per_label_and_increasing_in_the_margin():
+    import math
+    cmap = TurnConfidenceMap("t", empty=0.9, failure=(4.0, 1.0), acceptable=(6.0, -2.0))
+    lab, c = aggregate([_trace(Decision.TRUE, 0.5), _trace(Decision.FALSE, 0.9)], cmap)
+    assert lab == TurnLabel.FAILURE and abs(c - 1 / (1 + math.exp(-(4.0 * 0.5 + 1.0)))) < 1e-9
+    lab, c = aggregate([_trace(Decision.FALSE, 0.5)], cmap)
+    assert lab == TurnLabel.ACCEPTABLE and abs(c - 1 / (1 + math.exp(-(6.0 * 0.5 - 2.0)))) < 1e-9
+    for label in (TurnLabel.FAILURE, TurnLabel.ACCEPTABLE):
+        cs = [cmap.of_margin(label, m / 10) for m in range(2, 11)]
+        assert cs == sorted(cs) and len(set(cs)) == len(cs)  # ranking within a label is the margins'
+    assert aggregate([], cmap) == (TurnLabel.ACCEPTABLE, 0.9)
+    assert aggregate([_trace(Decision.ABSTAIN, 0.1, Stage.NONE)], cmap) == (TurnLabel.UNDECIDED, 0.5)
+    with pytest.raises(ValueError, match="slope"):
+        TurnConfidenceMap("bad", empty=0.9, failure=(-1.0, 0.0))  # confidence falling with the margin
+    with pytest.raises(ValueError, match="empty"):
+        TurnConfidenceMap("bad", empty=1.0)  # an unchecked turn may not be certain
+
+
+def test_the_fitted_map_is_for_the_offline_backend_only():
+    from sage_core.evaluator.aggregate import EXTRACTED_OFFLINE, extracted_map_for
+    assert extracted_map_for("offline") is EXTRACTED_OFFLINE
+    nli = extracted_map_for("nli")
+    assert nli.failure is None and nli.acceptable is None and nli.empty == EXTRACTED_OFFLINE.empty
+    assert nli.of_margin(TurnLabel.FAILURE, 0.4) == 0.7
+    # the fitted map's unchecked turns are not the most confident: a sure failure ranks above them
+    assert EXTRACTED_OFFLINE.of_margin(TurnLabel.FAILURE, 1.0) > EXTRACTED_OFFLINE.empty < 1.0
 
 
 def test_turn_without_criteria_is_acceptable(core):

@@ -391,8 +391,14 @@ def test_head_decisions_are_s2_encoder_with_probability_margins(heads):
     assert pc.criterion.args["source"] == "head"
     assert pc.final.stage == Stage.S2_ENCODER and pc.final.decision == Decision.TRUE
     assert pc.final.margin == pytest.approx(abs(1 - 2 * p))
-    # the turn's confidence is on the probability scale: (1 + margin) / 2 = p, the head's calibrated probability
-    assert v.label == TurnLabel.FAILURE and v.confidence == pytest.approx(p) == pytest.approx((1 + pc.final.margin) / 2)
+    # the turn's confidence: the dev-fitted map of extracted evidence applied to the margin (aggregate.py) ...
+    from sage_core.evaluator.aggregate import EXTRACTED_OFFLINE, TurnConfidenceMap
+    assert v.label == TurnLabel.FAILURE and v.confidence == EXTRACTED_OFFLINE.of_margin(v.label, pc.final.margin)
+    # ... or, uncalibrated, (1 + margin) / 2 = p, the head's calibrated probability
+    from sage_core.evaluator.cascade import CascadeConfig, Evaluator
+    plain = Evaluator(WorkflowRegistry([BANK]), CascadeConfig(extracted_confidence=TurnConfidenceMap("plain", 0.9)),
+                      heads=heads)
+    assert plain.evaluate_turn(t).confidence == pytest.approx(p) == pytest.approx((1 + pc.final.margin) / 2)
     # WNF: asks for the length of stay when it is already given -> illegal; judged on the posterior at the prior of
     # a request outside Next(W, s)
     from sage_core.evaluator.verify.s2_symbolic import out_of_next_posterior

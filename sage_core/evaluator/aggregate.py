@@ -1,48 +1,104 @@
 """Turn label from criterion verdicts: any TRUE -> failure; all FALSE -> acceptable; else undecided.
 
 Confidence ranks turns by the **minimum margin** m over decided criteria (S1 margins are 1.0; S2-encoder
-margins come from calibrated probabilities, m = p(right side) - p(wrong side)), so that selective evaluation can
-rank turns by how sure the cascade is. It is reported on the probability scale, ``(1 + m) / 2``: for a calibrated
-criterion that is the probability that its decision is right, so a turn's confidence reads as "how likely this
-verdict is correct" (the scale of the LLM-judge baselines' confidences, and the scale the calibration figures
-measure), and the ranking is that of the margins. Undecided turns get ``UNDECIDED_CONFIDENCE`` = 0.5 (no
-evidence either way), below every decided turn ((1 + tau) / 2 = 0.6 at tau = 0.20).
+margins come from calibrated probabilities, m = p(right side) - p(wrong side)) and is reported on the
+probability scale, so that it reads as "how likely this verdict is correct" (the scale of the LLM-judge
+baselines' confidences, and the scale the calibration figures measure). A ``TurnConfidenceMap`` turns the
+label and m into that probability:
 
-A turn with **no compiled criterion** is acceptable, but nothing was checked: its confidence is not 1.0 (it
-must not rank above turns whose criteria were verified). It is ``EMPTY_ANNOTATED`` when the turn's agent acts
-and user values were annotated (the compiler saw everything the turn does; only the annotation itself can be
-wrong) and ``EMPTY_EXTRACTED`` when they were extracted from text (a failure the extractor did not see leaves
-no criterion). ``EMPTY_EXTRACTED`` is the share of such turns that were in fact acceptable on the **dev**
-natural-injection slices of the development split (docs/benchmarks.md); never chosen on test data.
+- ``UNCALIBRATED``: ``(1 + m) / 2`` for either label. For a calibrated criterion that is the probability that
+  its own decision is right. Used when acts and user values were annotated (dev showed no verdict errors to
+  calibrate against: the annotated turn confidence was already within 0.03 of accuracy) and for S2 backends the
+  turn map was not fitted for.
+- ``EXTRACTED_OFFLINE``: evidence extracted from text, offline S2 backend. One Platt map sigmoid(a m + b) per
+  label, fitted on the **dev** split's natural-injection slices (``benchmarks/fit_turn_confidence.py``). A
+  turn's verdict is right less often than its weakest criterion says when the failure sits in what the
+  extractor did not read (acceptable turns), and more often when several criteria agree on a failure; the
+  per-criterion margins cannot see either. Each map is increasing in m, so within a label the ranking (and the
+  risk-coverage order) is that of the margins.
+
+Undecided turns get ``UNDECIDED_CONFIDENCE`` = 0.5 (no evidence either way), below every decided turn.
+
+A turn with **no compiled criterion** is acceptable, but nothing was checked: its confidence is the map's
+``empty``, never 1.0 (it must not rank above turns whose criteria were verified). ``EMPTY_ANNOTATED`` when the
+turn's agent acts and user values were annotated (the compiler saw everything the turn does; only the
+annotation itself can be wrong); with extracted evidence (a failure the extractor did not see leaves no
+criterion) it is the share of such turns that were in fact acceptable on the dev natural slices.
 """
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 from sage_core.data.types import CriterionTrace, Decision, TurnLabel
 
 EMPTY_ANNOTATED = 0.95
-# dev split, natural slices seeds 0-2 (n=240), text-only: 122 such turns, accuracy 0.852 (re-derived at 5117426, when
-# replies stating a slot value stopped counting as requests of it; was 137 turns, 0.803)
-EMPTY_EXTRACTED = 0.85
 UNDECIDED_CONFIDENCE = 0.5
 CONFIDENCE_DIGITS = 9  # so that float noise in a margin never reaches a verdict file
 
 
-def confidence_of_margin(margin: float) -> float:
-    """The probability-scale confidence of a decided turn whose smallest margin is ``margin`` (in [-1, 1])."""
-    return round((1.0 + max(-1.0, min(1.0, float(margin)))) / 2.0, CONFIDENCE_DIGITS)
+@dataclass(frozen=True)
+class TurnConfidenceMap:
+    """How a decided turn's label and minimum margin become a probability that the verdict is right.
+
+    ``failure`` / ``acceptable`` are Platt parameters (a, b): confidence = sigmoid(a m + b); ``None`` means the
+    uncalibrated (1 + m) / 2. ``empty`` is the confidence of a turn without criteria.
+    """
+    name: str
+    empty: float
+    failure: tuple[float, float] | None = None
+    acceptable: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.empty < 1.0:
+            raise ValueError(f"{self.name}: empty-turn confidence {self.empty} must lie in (0, 1)")
+        for ab in (self.failure, self.acceptable):
+            if ab is not None and not ab[0] > 0:
+                raise ValueError(f"{self.name}: Platt slope {ab[0]} must be > 0 (confidence rises with the margin)")
+
+    def of_margin(self, label: TurnLabel, margin: float) -> float:
+        """The confidence of a decided turn with ``label`` whose smallest margin is ``margin`` (in [-1, 1])."""
+        m = max(-1.0, min(1.0, float(margin)))
+        ab = self.failure if label == TurnLabel.FAILURE else self.acceptable
+        p = (1.0 + m) / 2.0 if ab is None else 1.0 / (1.0 + math.exp(-(ab[0] * m + ab[1])))
+        return round(p, CONFIDENCE_DIGITS)
 
 
-def aggregate(traces: list[CriterionTrace], empty_confidence: float = EMPTY_ANNOTATED) -> tuple[TurnLabel, float]:
-    """(label, confidence); ``empty_confidence`` is the confidence of a turn without criteria."""
+UNCALIBRATED = TurnConfidenceMap("uncalibrated (1 + m) / 2", empty=EMPTY_ANNOTATED)
+# Fitted by benchmarks/fit_turn_confidence.py on the dev split, natural slices n=240, seeds 0-7, text-only, with the
+# library of commit 53137ce (1,920 turns; 283 without criteria, accuracy 0.965; 19 undecided). Dev ECE text-only:
+# 0.063 with (1 + m) / 2 and the earlier empty confidence 0.85, 0.047 with the re-derived empty one, 0.002 fitted
+# (in sample); fitted on seeds 0-3 and measured on 4-7 (and the reverse): 0.039 -> 0.018, 0.056 -> 0.017. The map
+# belongs to that mix of failures (rate 0.5, the benchmarks'); on logs with fewer failures the acceptable turns
+# are right more often than it says.
+EXTRACTED_OFFLINE = TurnConfidenceMap("extracted evidence, offline S2 (Platt per label, dev)", empty=0.961,
+                                      failure=(5.321, 0.405), acceptable=(6.056, -1.941))
+EMPTY_EXTRACTED = EXTRACTED_OFFLINE.empty
+
+
+def extracted_map_for(s2_backend: str) -> TurnConfidenceMap:
+    """The map for turns whose evidence was extracted from text: fitted for the offline backend only (another
+    backend's margins have another distribution); other backends keep (1 + m) / 2 with the fitted empty rate,
+    which does not depend on S2 (no criterion reaches it)."""
+    if s2_backend == "offline":
+        return EXTRACTED_OFFLINE
+    return TurnConfidenceMap(f"uncalibrated (1 + m) / 2, extracted evidence, {s2_backend} S2",
+                             empty=EXTRACTED_OFFLINE.empty)
+
+
+def aggregate(traces: list[CriterionTrace],
+              confidence_map: TurnConfidenceMap = UNCALIBRATED) -> tuple[TurnLabel, float]:
+    """(label, confidence) of a turn from its criteria's final verdicts."""
     if not traces:
-        return TurnLabel.ACCEPTABLE, float(empty_confidence)
+        return TurnLabel.ACCEPTABLE, float(confidence_map.empty)
     decisions = [t.final.decision for t in traces]
     decided = [float(t.final.margin) for t in traces if t.final.decision != Decision.ABSTAIN]
     if Decision.TRUE in decisions:
-        return TurnLabel.FAILURE, confidence_of_margin(min(decided))
+        return TurnLabel.FAILURE, confidence_map.of_margin(TurnLabel.FAILURE, min(decided))
     if all(d == Decision.FALSE for d in decisions):
-        return TurnLabel.ACCEPTABLE, confidence_of_margin(min(decided))
+        return TurnLabel.ACCEPTABLE, confidence_map.of_margin(TurnLabel.ACCEPTABLE, min(decided))
     return TurnLabel.UNDECIDED, UNDECIDED_CONFIDENCE
 
 
-__all__ = ["aggregate", "confidence_of_margin", "EMPTY_ANNOTATED", "EMPTY_EXTRACTED", "UNDECIDED_CONFIDENCE"]
+__all__ = ["aggregate", "extracted_map_for", "TurnConfidenceMap", "UNCALIBRATED",
+           "EXTRACTED_OFFLINE", "EMPTY_ANNOTATED", "EMPTY_EXTRACTED", "UNDECIDED_CONFIDENCE"]

@@ -23,7 +23,7 @@ from sage_core.data.types import (
     TurnVerdict,
     Verdict,
 )
-from sage_core.evaluator.aggregate import EMPTY_ANNOTATED, EMPTY_EXTRACTED, aggregate
+from sage_core.evaluator.aggregate import UNCALIBRATED, TurnConfidenceMap, aggregate, extracted_map_for
 from sage_core.evaluator.compile import DEFAULT_EXTRACTION_FLOOR, compile_with_evidence
 from sage_core.evaluator.repair import repairs
 from sage_core.evaluator.tools import is_tool_step
@@ -57,6 +57,9 @@ class CascadeConfig:
     # read from the committed artifact (heads_path None) or the given JSON; use_heads=False = keyword rules only
     use_heads: bool = True
     heads_path: Optional[str] = None
+    # turn confidence of turns whose evidence was extracted from text (aggregate.py): None = the map fitted on dev
+    # for the offline backend (aggregate.extracted_map_for); annotated turns keep aggregate.UNCALIBRATED
+    extracted_confidence: Optional[TurnConfidenceMap] = None
 
     @classmethod
     def named(cls, name: str, s2_backend: Optional[str] = None, tau: Optional[float] = None,
@@ -252,11 +255,12 @@ class Evaluator:
                             w.final[i] = v
         out = []
         s2_name = self.s2_backend_name
+        extracted_map = self.config.extracted_confidence or extracted_map_for(self.config.s2_backend)
         for w in work:
             traces = [CriterionTrace(c, att, f or _abstain_all())
                       for c, att, f in zip(w.criteria, w.attempts, w.final)]
             annotated = w.turn.agent_acts is not None and w.turn.user_values is not None
-            label, conf = aggregate(traces, EMPTY_ANNOTATED if annotated else EMPTY_EXTRACTED)
+            label, conf = aggregate(traces, UNCALIBRATED if annotated else extracted_map)
             out.append(TurnVerdict(w.turn.turn_id, w.turn.dialogue_id, label, conf, traces, repairs(traces),
                                    self.config.name, s2_name, round(w.ms, 3), w.paid_calls,
                                    round(w.cost_usd, 8)))

@@ -75,6 +75,29 @@ def verdict_correctness(y_true, y_pred) -> np.ndarray:
     return (yt == yp).astype(np.int64)
 
 
+def fit_platt(scores, correct, max_iter: int = 100) -> tuple[float, float]:
+    """Platt scaling (Platt, 1999): (a, b) maximising the likelihood of p = sigmoid(a s + b) against the
+    smoothed targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2), so all-correct data gives a finite fit (b large,
+    p < 1). Newton's method in float64: deterministic for the same rows in the same order."""
+    x = np.asarray(scores, dtype=float)
+    y = np.asarray(correct).astype(bool)
+    if x.shape != y.shape or x.ndim != 1 or len(x) == 0:
+        raise ValueError("scores and correct must be non-empty 1-D arrays of equal length")
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    a, b = 0.0, float(np.log((n_pos + 1.0) / (n_neg + 1.0)))
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(a * x + b)))
+        g = np.array([np.sum((p - t) * x), np.sum(p - t)])
+        w = p * (1.0 - p) + 1e-12
+        h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-9 * np.eye(2)
+        step = np.linalg.solve(h, g)
+        a, b = a - float(step[0]), b - float(step[1])
+        if float(np.abs(step).max()) < 1e-12:
+            break
+    return a, b
+
+
 def plot_reliability(bins: list[ReliabilityBin], path: Path, title: str = "Turn-confidence reliability",
                      ece: Optional[float] = None) -> Path:
     """Reliability diagram: accuracy per confidence bin against the diagonal, with bin sizes."""
@@ -108,4 +131,4 @@ def plot_reliability(bins: list[ReliabilityBin], path: Path, title: str = "Turn-
 
 
 __all__ = ["ReliabilityBin", "reliability_bins", "expected_calibration_error", "verdict_correctness",
-           "plot_reliability"]
+           "fit_platt", "plot_reliability"]

@@ -7,7 +7,7 @@ cause of the dialogue's failure:
     score = 1 - prod_{failing steps i} (1 - pi * p_i),    p_i = confidence_i
 
 - ``p_i`` is the step's failure probability: a turn's confidence is on the probability
-  scale (``evaluator.aggregate``: (1 + min margin) / 2), so for a failing step it is
+  scale (``evaluator.aggregate``: a probability that the verdict is right), so for a failing step it is
   the probability that the step does fail;
 - ``pi`` is the chance that a step failure costs the dialogue its outcome. It is
   a prior, not fitted: 0.5 says "a policy breach is as likely to break the outcome
