@@ -27,6 +27,7 @@ from sage_core import build_slice, load_turns  # noqa: E402
 from sage_core.data.types import Decision, TurnLabel  # noqa: E402
 from sage_core.evaluator.aggregate import UNDECIDED_CONFIDENCE, TurnConfidenceMap  # noqa: E402
 from sage_core.science.calibration import expected_calibration_error, fit_platt  # noqa: E402
+from sage_core.science.selective import aurc  # noqa: E402
 from sage_core.science.report.compute import strip_annotations  # noqa: E402
 
 
@@ -46,6 +47,7 @@ def turn_rows(data: Path, seeds: list[int], n: int) -> list[dict]:
             gold = t.gold.label == "failure"
             rows.append({"seed": seed, "label": v.label, "empty": not v.traces,
                          "margin": min(decided) if decided else None,
+                         "gold": int(gold), "pred": int(bool(v.predicted_failure)),
                          "correct": gold == bool(v.predicted_failure)})
     return rows
 
@@ -74,6 +76,11 @@ def ece(rows: list[dict], cmap: TurnConfidenceMap) -> float:
     return expected_calibration_error([r["correct"] for r in rows], [confidence(cmap, r) for r in rows])
 
 
+def risk_area(rows: list[dict], cmap: TurnConfidenceMap) -> float:
+    """AURC: the map changes the order across labels and against turns without criteria."""
+    return aurc([r["gold"] for r in rows], [r["pred"] for r in rows], [confidence(cmap, r) for r in rows])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "sgd" / "dev"))
@@ -98,7 +105,7 @@ def main(argv=None) -> int:
     print(f"EXTRACTED_OFFLINE = TurnConfidenceMap({fitted.name!r}, empty={fitted.empty},\n"
           f"    failure={fitted.failure}, acceptable={fitted.acceptable})")
     print(f"ECE in sample: (1 + m) / 2 with the fitted empty confidence: {ece(rows, plain):.4f}; "
-          f"fitted: {ece(rows, fitted):.4f}")
+          f"fitted: {ece(rows, fitted):.4f}; AURC {risk_area(rows, plain):.4f} -> {risk_area(rows, fitted):.4f}")
     half = len(seeds) // 2
     if half:
         a, b = set(seeds[:half]), set(seeds[half:])
@@ -108,7 +115,8 @@ def main(argv=None) -> int:
             half_map = fit_map(fit_rows, "half")
             half_plain = TurnConfidenceMap("uncalibrated", empty=half_map.empty)
             print(f"fitted on seeds {sorted(fit_on)}, measured on {sorted(measure_on)}: ECE "
-                  f"{ece(held, half_plain):.4f} (uncalibrated) -> {ece(held, half_map):.4f}")
+                  f"{ece(held, half_plain):.4f} (uncalibrated) -> {ece(held, half_map):.4f}; AURC "
+                  f"{risk_area(held, half_plain):.4f} -> {risk_area(held, half_map):.4f}")
     return 0
 
 
