@@ -3,8 +3,9 @@
 Builds the dev split's natural-injection slices (n=240, rate 0.5, seeds 0-7 by default: the slices the dev
 figures in docs/benchmarks.md use), strips them to text only and evaluates them with SAGE-Core, offline S2, and
 the *uncalibrated* map (a turn's label and minimum margin do not depend on the map, so the fit is not
-circular). Then, per label (failure / acceptable) of the decided turns, a Platt map sigmoid(a m + b) of the
-minimum margin m against "the verdict at full coverage equals gold", and the empty-turn confidence: the share
+circular). Then, per label (failure / acceptable) of the decided turns, a Platt map above a coin flip,
+1/2 + 1/2 sigmoid(a m + b), of the minimum margin m against "the verdict at full coverage equals gold"
+(``aggregate.TurnConfidenceMap`` says why above 1/2), and the empty-turn confidence: the share
 of turns without a criterion that were acceptable, Laplace-smoothed. It prints the map as the Python to commit,
 the ECE before / after in sample, and the ECE of maps fitted on one half of the seeds measured on the other.
 
@@ -57,7 +58,7 @@ def fit_map(rows: list[dict], name: str) -> TurnConfidenceMap:
     params = {}
     for label in (TurnLabel.FAILURE, TurnLabel.ACCEPTABLE):
         sel = [r for r in rows if r["label"] == label and not r["empty"]]
-        a, b = fit_platt([r["margin"] for r in sel], [r["correct"] for r in sel])
+        a, b = fit_platt([r["margin"] for r in sel], [r["correct"] for r in sel], floor=UNDECIDED_CONFIDENCE)
         params[label] = (round(a, 3), round(b, 3))
     empty = [r["correct"] for r in rows if r["empty"]]
     return TurnConfidenceMap(name, empty=round((sum(empty) + 1) / (len(empty) + 2), 3),

@@ -78,3 +78,17 @@ def test_platt_fit_of_all_correct_rows_is_finite_and_below_certainty():
     assert np.isfinite(a) and np.isfinite(b) and 0.5 < p < 1.0  # target (N+ + 1) / (N+ + 2) = 5 / 6
     with pytest.raises(ValueError):
         fit_platt([], [])
+
+
+def test_platt_fit_above_a_coin_flip_recovers_its_model_and_never_goes_below_the_floor():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.2, 1, 20_000)
+    y = rng.random(20_000) < 0.5 + 0.5 / (1 + np.exp(-(6.0 * x - 2.0)))
+    a, b = fit_platt(x, y, floor=0.5)
+    assert a == pytest.approx(6.0, abs=0.8) and b == pytest.approx(-2.0, abs=0.5)
+    plain = fit_platt(x, y)
+    p_plain = 1 / (1 + np.exp(-(plain[0] * 0.0 + plain[1])))
+    p_floor = 0.5 + 0.5 / (1 + np.exp(-(a * 0.0 + b)))
+    assert p_floor > 0.5 and p_plain < p_floor  # extrapolated below the data, only the plain line nears a coin flip
+    with pytest.raises(ValueError):
+        fit_platt(x, y, floor=1.0)

@@ -130,12 +130,15 @@ def test_a_fitted_confidence_map_is_per_label_and_increasing_in_the_margin():
     import math
     cmap = TurnConfidenceMap("t", empty=0.9, failure=(4.0, 1.0), acceptable=(6.0, -2.0))
     lab, c = aggregate([_trace(Decision.TRUE, 0.5), _trace(Decision.FALSE, 0.9)], cmap)
-    assert lab == TurnLabel.FAILURE and abs(c - 1 / (1 + math.exp(-(4.0 * 0.5 + 1.0)))) < 1e-9
-    lab, c = aggregate([_trace(Decision.FALSE, 0.5)], cmap)
-    assert lab == TurnLabel.ACCEPTABLE and abs(c - 1 / (1 + math.exp(-(6.0 * 0.5 - 2.0)))) < 1e-9
+    assert lab == TurnLabel.FAILURE and abs(c - (0.5 + 0.5 / (1 + math.exp(-(4.0 * 0.5 + 1.0))))) < 1e-9
+    lab, c = aggregate([_trace(Decision.FALSE, 0.7)], cmap)
+    assert lab == TurnLabel.ACCEPTABLE and abs(c - (0.5 + 0.5 / (1 + math.exp(-(6.0 * 0.7 - 2.0))))) < 1e-9
     for label in (TurnLabel.FAILURE, TurnLabel.ACCEPTABLE):
         cs = [cmap.of_margin(label, m / 10) for m in range(2, 11)]
         assert cs == sorted(cs) and len(set(cs)) == len(cs)  # ranking within a label is the margins'
+    # above a coin flip: a decided turn ranks above every undecided one (0.5), even where a plain Platt line
+    # would fall below 1/2
+    assert 0.5 < cmap.of_margin(TurnLabel.ACCEPTABLE, 0.2) and 1 / (1 + math.exp(-(6.0 * 0.2 - 2.0))) < 0.5
     assert aggregate([], cmap) == (TurnLabel.ACCEPTABLE, 0.9)
     assert aggregate([_trace(Decision.ABSTAIN, 0.1, Stage.NONE)], cmap) == (TurnLabel.UNDECIDED, 0.5)
     with pytest.raises(ValueError, match="slope"):
@@ -152,6 +155,10 @@ def test_the_fitted_map_is_for_the_offline_backend_only():
     assert nli.of_margin(TurnLabel.FAILURE, 0.4) == 0.7
     # the fitted map's unchecked turns are not the most confident: a sure failure ranks above them
     assert EXTRACTED_OFFLINE.of_margin(TurnLabel.FAILURE, 1.0) > EXTRACTED_OFFLINE.empty < 1.0
+    # every decided verdict (margin >= tau = 0.2) is more likely right than wrong, above the undecided 0.5
+    for label in (TurnLabel.FAILURE, TurnLabel.ACCEPTABLE):
+        cs = [EXTRACTED_OFFLINE.of_margin(label, m / 100) for m in range(20, 101)]
+        assert min(cs) > 0.5 and cs == sorted(cs) and len(set(cs)) == len(cs)
 
 
 def test_turn_without_criteria_is_acceptable(core):

@@ -10,9 +10,9 @@ label and m into that probability:
   its own decision is right. Used when acts and user values were annotated (dev showed no verdict errors to
   calibrate against: the annotated turn confidence was already within 0.03 of accuracy) and for S2 backends the
   turn map was not fitted for.
-- ``EXTRACTED_OFFLINE``: evidence extracted from text, offline S2 backend. One Platt map sigmoid(a m + b) per
-  label, fitted on the **dev** split's natural-injection slices (``benchmarks/fit_turn_confidence.py``). A
-  turn's verdict is right less often than its weakest criterion says when the failure sits in what the
+- ``EXTRACTED_OFFLINE``: evidence extracted from text, offline S2 backend. One Platt map above a coin flip,
+  1/2 + 1/2 sigmoid(a m + b), per label, fitted on the **dev** split's natural-injection slices
+  (``benchmarks/fit_turn_confidence.py``). A turn's verdict is right less often than its weakest criterion says when the failure sits in what the
   extractor did not read (acceptable turns), and more often when several criteria agree on a failure; the
   per-criterion margins cannot see either. Each map is increasing in m, so within a label the ranking (and the
   risk-coverage order) is that of the margins.
@@ -41,8 +41,14 @@ CONFIDENCE_DIGITS = 9  # so that float noise in a margin never reaches a verdict
 class TurnConfidenceMap:
     """How a decided turn's label and minimum margin become a probability that the verdict is right.
 
-    ``failure`` / ``acceptable`` are Platt parameters (a, b): confidence = sigmoid(a m + b); ``None`` means the
-    uncalibrated (1 + m) / 2. ``empty`` is the confidence of a turn without criteria.
+    ``failure`` / ``acceptable`` are the parameters (a, b) of a Platt map above a coin flip: confidence =
+    1/2 + 1/2 sigmoid(a m + b) (``science.calibration.fit_platt`` with floor 1/2); ``None`` means the uncalibrated
+    (1 + m) / 2. ``empty`` is the confidence of a turn without criteria.
+
+    Why above 1/2: a decided verdict that is more likely wrong than right would have been decided the other way.
+    A plain Platt line, fitted where the margins are (2 of dev's 1,637 decided acceptable turns have m < 0.5), falls
+    below 1/2 at small margins (0.33 at m = tau = 0.2 for the acceptable label) and would rank such a turn below
+    the undecided ones (0.5); with the floor a decided turn stays above every undecided one.
     """
     name: str
     empty: float
@@ -60,7 +66,10 @@ class TurnConfidenceMap:
         """The confidence of a decided turn with ``label`` whose smallest margin is ``margin`` (in [-1, 1])."""
         m = max(-1.0, min(1.0, float(margin)))
         ab = self.failure if label == TurnLabel.FAILURE else self.acceptable
-        p = (1.0 + m) / 2.0 if ab is None else 1.0 / (1.0 + math.exp(-(ab[0] * m + ab[1])))
+        if ab is None:
+            p = (1.0 + m) / 2.0
+        else:  # above a coin flip: see the class docstring
+            p = UNDECIDED_CONFIDENCE + (1.0 - UNDECIDED_CONFIDENCE) / (1.0 + math.exp(-(ab[0] * m + ab[1])))
         return round(p, CONFIDENCE_DIGITS)
 
 
@@ -68,11 +77,11 @@ UNCALIBRATED = TurnConfidenceMap("uncalibrated (1 + m) / 2", empty=EMPTY_ANNOTAT
 # Fitted by benchmarks/fit_turn_confidence.py on the dev split, natural slices n=240, seeds 0-7, text-only, with the
 # library of commit 53137ce (1,920 turns; 283 without criteria, accuracy 0.965; 19 undecided). Dev ECE text-only:
 # 0.063 with (1 + m) / 2 and the earlier empty confidence 0.85, 0.047 with the re-derived empty one, 0.002 fitted
-# (in sample); fitted on seeds 0-3 and measured on 4-7 (and the reverse): 0.039 -> 0.018, 0.056 -> 0.017. The map
-# belongs to that mix of failures (rate 0.5, the benchmarks'); on logs with fewer failures the acceptable turns
-# are right more often than it says.
+# (in sample); fitted on seeds 0-3 and measured on 4-7 (and the reverse): 0.039 -> 0.017, 0.056 -> 0.017 (AURC
+# 0.025 -> 0.014, 0.013 -> 0.007). The map belongs to that mix of failures (rate 0.5, the benchmarks'); on logs
+# with fewer failures the acceptable turns are right more often than it says.
 EXTRACTED_OFFLINE = TurnConfidenceMap("extracted evidence, offline S2 (Platt per label, dev)", empty=0.961,
-                                      failure=(5.321, 0.405), acceptable=(6.056, -1.941))
+                                      failure=(5.614, -0.532), acceptable=(7.216, -3.675))
 EMPTY_EXTRACTED = EXTRACTED_OFFLINE.empty
 
 

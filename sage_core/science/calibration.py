@@ -75,25 +75,50 @@ def verdict_correctness(y_true, y_pred) -> np.ndarray:
     return (yt == yp).astype(np.int64)
 
 
-def fit_platt(scores, correct, max_iter: int = 100) -> tuple[float, float]:
-    """Platt scaling (Platt, 1999): (a, b) maximising the likelihood of p = sigmoid(a s + b) against the
-    smoothed targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2), so all-correct data gives a finite fit (b large,
-    p < 1). Newton's method in float64: deterministic for the same rows in the same order."""
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free
+
+
+def fit_platt(scores, correct, floor: float = 0.0, max_iter: int = 200) -> tuple[float, float]:
+    """Platt scaling (Platt, 1999): (a, b) maximising the likelihood of p = floor + (1 - floor) sigmoid(a s + b)
+    against the smoothed targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2), so all-correct data gives a finite fit
+    (b large, p < 1). ``floor`` = 0 is Platt's map; ``floor`` = 0.5 keeps p above a coin flip, for the correctness
+    of a verdict that was decided. Fisher scoring (Newton's method when floor = 0) with step halving, in float64:
+    deterministic for the same rows in the same order."""
     x = np.asarray(scores, dtype=float)
     y = np.asarray(correct).astype(bool)
     if x.shape != y.shape or x.ndim != 1 or len(x) == 0:
         raise ValueError("scores and correct must be non-empty 1-D arrays of equal length")
+    if not 0.0 <= floor < 1.0:
+        raise ValueError("floor must lie in [0, 1)")
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    a, b = 0.0, float(np.log((n_pos + 1.0) / (n_neg + 1.0)))
+
+    def probs(a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        q = _sigmoid(a * x + b)
+        return np.clip(floor + (1.0 - floor) * q, 1e-15, 1.0 - 1e-15), q
+
+    def loglik(a: float, b: float) -> float:
+        p, _ = probs(a, b)
+        return float(np.sum(t * np.log(p) + (1.0 - t) * np.log(1.0 - p)))
+
+    share = float(np.clip((t.mean() - floor) / (1.0 - floor), 1e-6, 1.0 - 1e-6))
+    a, b = 0.0, float(np.log(share / (1.0 - share)))
+    ll = loglik(a, b)
     for _ in range(max_iter):
-        p = 1.0 / (1.0 + np.exp(-(a * x + b)))
-        g = np.array([np.sum((p - t) * x), np.sum(p - t)])
-        w = p * (1.0 - p) + 1e-12
+        p, q = probs(a, b)
+        dp = (1.0 - floor) * q * (1.0 - q)  # dp / dz
+        r = (t - p) / (p * (1.0 - p)) * dp  # dL / dz
+        w = dp * dp / (p * (1.0 - p)) + 1e-12  # expected information per row
+        g = np.array([np.sum(r * x), np.sum(r)])
         h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-9 * np.eye(2)
         step = np.linalg.solve(h, g)
-        a, b = a - float(step[0]), b - float(step[1])
-        if float(np.abs(step).max()) < 1e-12:
+        scale = 1.0
+        while scale > 1e-6 and loglik(a + scale * float(step[0]), b + scale * float(step[1])) < ll:
+            scale *= 0.5
+        a, b = a + scale * float(step[0]), b + scale * float(step[1])
+        ll = loglik(a, b)
+        if float(np.abs(scale * step).max()) < 1e-12:
             break
     return a, b
 
