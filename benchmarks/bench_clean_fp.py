@@ -4,7 +4,8 @@ when the compiler must extract user values / agent acts from the text.
 Loads ../shared/data/sgd/test, takes every turn (or, with ``--n N``, a seeded
 sample of N; every loaded SGD turn is clean: no failure is injected), strips ``user_values`` and
 ``agent_acts``, evaluates with SAGE-Core (S2 backend offline) and prints the
-false-positive rate, the breakdown by fired class and, for up to ``--examples``
+false-positive rate, the breakdown by fired class, the calibration of turn confidence on these turns (a verdict is
+right iff it is no failure) and, for up to ``--examples``
 flagged turns, the utterances, states and the criteria that fired.
 ``--annotated`` keeps the annotations instead (expected: 0 false positives).
 """
@@ -42,6 +43,7 @@ def main(argv=None) -> int:
         return 0
     from sage_core import CascadeConfig, Evaluator, load_schema, load_sgd_dialogues
     from sage_core.corpora.sgd.loader import services_with_dialogues
+    from sage_core.science.calibration import expected_calibration_error, reliability_bins
 
     registry = load_schema(str(data / "schema.json"))
     turns = list(load_sgd_dialogues(str(data), registry))
@@ -66,6 +68,15 @@ def main(argv=None) -> int:
             k = sum(v.predicted_failure for _, v in part)
             services = sorted({t.workflow.split(":")[0] for t, _ in part})
             print(f"  services {name} ({len(services)}): {k} / {len(part)} = {100 * k / max(len(part), 1):.2f} %")
+    # every turn is clean, so a verdict is right iff it is not a failure (undecided scores acceptable): how the turn
+    # confidence, fitted on slices with failures injected at rate 0.5, reads on logs that have none
+    correct = [not v.predicted_failure for v in vs]
+    conf = [v.confidence for v in vs]
+    bins = reliability_bins(correct, conf)
+    print(f"turn-confidence calibration on these clean turns: ECE {expected_calibration_error(correct, conf):.3f}, "
+          f"mean confidence {sum(conf) / max(n, 1):.3f} against accuracy {sum(correct) / max(n, 1):.3f}; bins (range: "
+          "n, mean conf, accuracy): " + "; ".join(f"[{b.lo:.1f},{b.hi:.1f}): {b.n}, {b.mean_confidence:.3f}, "
+                                                  f"{b.accuracy:.3f}" for b in bins if b.n))
     for t, v in flagged[:args.examples]:
         print(f"\n{t.turn_id} {t.workflow} fired={v.fired_classes}")
         print(f"  U: {t.user}\n  A: {t.agent}")
