@@ -29,7 +29,8 @@ def _rows(seed: int = 0) -> list[dict]:
 
 def test_the_fitted_map_calibrates_rows_it_was_not_fitted_on():
     cmap = fit.fit_map(_rows(0), "t")
-    assert abs(cmap.failure[0] - 4.0) < 1.5 and abs(cmap.acceptable[0] - 3.0) < 1.0 and abs(cmap.acceptable[1] + 1.5) < 0.6
+    assert abs(cmap.failure[0] - 4.0) < 1.5
+    assert abs(cmap.acceptable[0] - 3.0) < 1.0 and abs(cmap.acceptable[1] + 1.5) < 0.6
     assert abs(cmap.empty - 0.9) < 0.03
     held = _rows(1)
     plain = fit.TurnConfidenceMap("plain", empty=cmap.empty)

@@ -12,9 +12,9 @@ label and m into that probability:
   turn map was not fitted for.
 - ``EXTRACTED_OFFLINE``: evidence extracted from text, offline S2 backend. One Platt map above a coin flip,
   1/2 + 1/2 sigmoid(a m + b), per label, fitted on the **dev** split's natural-injection slices
-  (``benchmarks/fit_turn_confidence.py``). A turn's verdict is right less often than its weakest criterion says when the failure sits in what the
-  extractor did not read (acceptable turns), and more often when several criteria agree on a failure; the
-  per-criterion margins cannot see either. Each map is increasing in m, so within a label the ranking (and the
+  (``benchmarks/fit_turn_confidence.py``). A turn's verdict is right less often than its weakest criterion says
+  when the failure sits in what the extractor did not read (acceptable turns), and more often when several
+  criteria agree on a failure; the per-criterion margins cannot see either. Each map is increasing in m, so within a label the ranking (and the
   risk-coverage order) is that of the margins.
 
 Undecided turns get ``UNDECIDED_CONFIDENCE`` = 0.5 (no evidence either way), below every decided turn.
