@@ -66,11 +66,7 @@ def fit_map(rows: list[dict], name: str) -> TurnConfidenceMap:
 
 
 def confidence(cmap: TurnConfidenceMap, r: dict) -> float:
-    if r["empty"]:
-        return cmap.empty
-    if r["label"] == TurnLabel.UNDECIDED:
-        return UNDECIDED_CONFIDENCE
-    return cmap.of_margin(r["label"], r["margin"])
+    return cmap.turn_confidence(r["label"], None if r["empty"] else r["margin"])
 
 
 def ece(rows: list[dict], cmap: TurnConfidenceMap) -> float:

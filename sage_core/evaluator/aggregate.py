@@ -14,8 +14,8 @@ label and m into that probability:
   1/2 + 1/2 sigmoid(a m + b), per label, fitted on the **dev** split's natural-injection slices
   (``benchmarks/fit_turn_confidence.py``). A turn's verdict is right less often than its weakest criterion says
   when the failure sits in what the extractor did not read (acceptable turns), and more often when several
-  criteria agree on a failure; the per-criterion margins cannot see either. Each map is increasing in m, so within a label the ranking (and the
-  risk-coverage order) is that of the margins.
+  criteria agree on a failure; the per-criterion margins cannot see either. Each map is increasing in m, so
+  within a label the ranking (and the risk-coverage order) is that of the margins.
 
 Undecided turns get ``UNDECIDED_CONFIDENCE`` = 0.5 (no evidence either way), below every decided turn.
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 from sage_core.data.types import CriterionTrace, Decision, TurnLabel
 
@@ -72,6 +73,15 @@ class TurnConfidenceMap:
             p = UNDECIDED_CONFIDENCE + (1.0 - UNDECIDED_CONFIDENCE) / (1.0 + math.exp(-(ab[0] * m + ab[1])))
         return round(p, CONFIDENCE_DIGITS)
 
+    def turn_confidence(self, label: TurnLabel, margin: Optional[float]) -> float:
+        """The confidence of a turn with ``label`` and smallest decided margin ``margin`` (None: no criterion
+        decided; with an acceptable label, none was compiled)."""
+        if label == TurnLabel.UNDECIDED:
+            return UNDECIDED_CONFIDENCE
+        if margin is None:
+            return float(self.empty)
+        return self.of_margin(label, margin)
+
 
 UNCALIBRATED = TurnConfidenceMap("uncalibrated (1 + m) / 2", empty=EMPTY_ANNOTATED)
 # Fitted by benchmarks/fit_turn_confidence.py on the dev split, natural slices n=240, seeds 0-7, text-only, with the
@@ -98,15 +108,15 @@ def extracted_map_for(s2_backend: str) -> TurnConfidenceMap:
 def aggregate(traces: list[CriterionTrace],
               confidence_map: TurnConfidenceMap = UNCALIBRATED) -> tuple[TurnLabel, float]:
     """(label, confidence) of a turn from its criteria's final verdicts."""
-    if not traces:
-        return TurnLabel.ACCEPTABLE, float(confidence_map.empty)
     decisions = [t.final.decision for t in traces]
     decided = [float(t.final.margin) for t in traces if t.final.decision != Decision.ABSTAIN]
     if Decision.TRUE in decisions:
-        return TurnLabel.FAILURE, confidence_map.of_margin(TurnLabel.FAILURE, min(decided))
-    if all(d == Decision.FALSE for d in decisions):
-        return TurnLabel.ACCEPTABLE, confidence_map.of_margin(TurnLabel.ACCEPTABLE, min(decided))
-    return TurnLabel.UNDECIDED, UNDECIDED_CONFIDENCE
+        label = TurnLabel.FAILURE
+    elif all(d == Decision.FALSE for d in decisions):  # also a turn without criteria
+        label = TurnLabel.ACCEPTABLE
+    else:
+        label = TurnLabel.UNDECIDED
+    return label, confidence_map.turn_confidence(label, min(decided) if decided else None)
 
 
 __all__ = ["aggregate", "extracted_map_for", "TurnConfidenceMap", "UNCALIBRATED",

@@ -16,6 +16,8 @@ from typing import Optional
 
 import numpy as np
 
+from sage_core.evaluator.text.heads.features import sigmoid
+
 
 @dataclass
 class ReliabilityBin:
@@ -75,10 +77,6 @@ def verdict_correctness(y_true, y_pred) -> np.ndarray:
     return (yt == yp).astype(np.int64)
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free
-
-
 def fit_platt(scores, correct, floor: float = 0.0, max_iter: int = 200) -> tuple[float, float]:
     """Platt scaling (Platt, 1999): (a, b) maximising the likelihood of p = floor + (1 - floor) sigmoid(a s + b)
     against the smoothed targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2), so all-correct data gives a finite fit
@@ -95,7 +93,7 @@ def fit_platt(scores, correct, floor: float = 0.0, max_iter: int = 200) -> tuple
     t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
     def probs(a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-        q = _sigmoid(a * x + b)
+        q = sigmoid(a * x + b)
         return np.clip(floor + (1.0 - floor) * q, 1e-15, 1.0 - 1e-15), q
 
     def loglik(a: float, b: float) -> float:

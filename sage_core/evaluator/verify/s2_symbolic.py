@@ -73,12 +73,12 @@ LEGAL_RIVAL_GAP = 1.5
 # with a shifted prior). With tau = 0.2 a request is failed from q >= 0.6, i.e. p >= 0.652 at r = 0.8 (0.714 at 0.6),
 # and p in [threshold, 0.652) abstains. Chosen on the dev split (all 18,124 clean turns + the 8 natural text-only
 # slices of 240, slot head of `assign_requests`): r = 1 / 0.7 / 0.6 / 0.5 / 0.4 -> clean turns flagged 154 / 150 /
-# 140 / 138 / 137 (WNF 41 / 37 / 27 / 25 / 24), natural F1 0.956 / 0.955 / 0.956 / 0.954 / 0.950, WNF recall 0.925 / 0.917 /
-# 0.912 / 0.896 / 0.871; 0.6 is the largest r that brings clean WNF flags back to the previous head's 26. Re-chosen by
-# the same rule with the heads of 6b0fae4 (the relative-clause rule and the named kinds took clean WNF flags 17 -> 13
-# at 0.6), dev split as above: r = 0.6 / 0.8 / 1 -> clean WNF flags 13 / 19 / 27 (all clean flags 94 / 100 / 108),
-# natural text-only F1 0.964 / 0.969, WNF recall 0.942 / 0.983 (r = 1, over the rule's 26, was stopped after
-# its clean turns); 0.8
+# 140 / 138 / 137 (WNF 41 / 37 / 27 / 25 / 24), natural F1 0.956 / 0.955 / 0.956 / 0.954 / 0.950, WNF recall 0.925 /
+# 0.917 / 0.912 / 0.896 / 0.871; 0.6 is the largest r that brings clean WNF flags back to the previous head's 26.
+# Re-chosen by the same rule with the heads of 6b0fae4 (the relative-clause rule and the named kinds took clean WNF
+# flags 17 -> 13 at 0.6), dev split as above: r = 0.6 / 0.8 / 1 -> clean WNF flags 13 / 19 / 27 (all clean flags 94 /
+# 100 / 108), natural text-only F1 0.964 / 0.969, WNF recall 0.942 / 0.983 (r = 1, over the rule's 26, was stopped
+# after its clean turns); 0.8
 OUT_OF_NEXT_PRIOR_ODDS = 0.8
 # a year said relative to the dialogue's date ("from seven years back", "last year", "the past two years"): a value
 # written for it can be neither confirmed nor refuted from the turn (dev: 7 of 31 clean-turn UV flags)

@@ -11,8 +11,8 @@ import numpy as np
 
 from sage_core.evaluator.lru import LruDict
 from sage_core.evaluator.text.answer_types import QUANTITY_KINDS, answer_fit
-from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request, is_relative_clause,
-                                               marked_question, opens_with_wh, run_on_sentences)
+from sage_core.evaluator.text.sentences import (asks_by_form, asks_without_mark, is_directive_request,
+                                               is_relative_clause, marked_question, opens_with_wh, run_on_sentences)
 from sage_core.evaluator.text.heads.act_input import act_text
 from sage_core.evaluator.text.heads.features import (VALUE_RANK_FEATURES, SlotTokens, act_logits,
                                                      centred_pair_features, maxsim_features, mlp_logits, pair_features,
