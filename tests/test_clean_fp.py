@@ -1,7 +1,8 @@
 """Clean real turns read from text only must not look like failures: behaviour on SGD **dev** sentences (never
 test), with paraphrases no lexicon lists, for the decisions added against clean-turn false positives
 (no-preference constructions, inflected yes/no keywords, a categorical value named by its distinctive word, a
-confirmation that proposes the missing date, request gating of the slot head, extracted re-requests)."""
+confirmation that proposes the missing date or asks for a missing slot, request gating of the slot head, extracted
+re-requests)."""
 from __future__ import annotations
 
 import pytest
@@ -636,3 +637,37 @@ def test_a_yes_no_value_the_reply_reads_back_is_not_judged(minilm):
     # naming the keyword is not reading the state back: an offer or a question about it leaves the verdict as it was
     assert trace("Would you like a shared ride?").final.decision == Decision.TRUE
 
+
+
+def test_a_reply_read_as_confirming_that_asks_for_a_missing_slot_is_not_premature(ev):
+    # SGD dev: three questions, two of them asking for the ride's empty slots; the act head also reads a confirmation
+    reply = ("What number of people is the cab for? Would you like a shared ride? Will you be heading to 5755 Cottle "
+             "Road # 4?")
+    after = {"destination": "5755 Cottle Road # 4"}
+    t = _turn(RIDE, "I would also like a cab to take me there.", reply, {}, after)
+    pc = [c for c in compile_turn(t, RIDE, heads=ev.heads) if c.type.value == "PC"][0]
+    assert pc.args["missing"] == pc.args["asks_missing"] == ["number_of_riders", "shared_ride"]
+    assert _final(ev, t, "PC").decision == Decision.ABSTAIN
+
+    def acts(kind, slot):
+        return [AgentAct(kind, None, None, 0.7, source="head"), AgentAct("REQUEST", slot, None, 0.9, source="head")]
+    # our wording: acknowledging, then asking for an empty required slot
+    ask = "Got it. And how many of you will be riding?"
+    collecting = _turn(RIDE, "To the airport, please.", ask, {}, after, acts("CONFIRM", "number_of_riders"))
+    pc = [c for c in compile_turn(collecting, RIDE) if c.type.value == "PC"][0]
+    assert pc.args["asks_missing"] == ["number_of_riders"]
+    assert _final(ev, collecting, "PC").decision == Decision.ABSTAIN
+    # a success notice acted before it asked: premature whatever it asks next
+    done = _turn(RIDE, "To the airport, please.", "Your cab is booked. How many of you will ride?", {}, after,
+                 acts("NOTIFY_SUCCESS", "number_of_riders"))
+    assert "asks_missing" not in [c for c in compile_turn(done, RIDE) if c.type.value == "PC"][0].args
+    assert _final(ev, done, "PC").decision == Decision.TRUE
+    # asking for a slot that is already held leaves the confirmation as it was: premature
+    held = _turn(RIDE, "To the airport, please.", "Got it. And where to, again?", {}, after,
+                 acts("CONFIRM", "destination"))
+    assert _final(ev, held, "PC").decision == Decision.TRUE
+    # an annotated confirmation says what it is
+    annotated = _turn(RIDE, "To the airport, please.", ask, {}, after,
+                      [AgentAct("CONFIRM", "destination", "5755 Cottle Road # 4"), AgentAct("REQUEST", "number_of_riders")],
+                      uvs=[UserValue("destination", "5755 Cottle Road # 4")])
+    assert _final(ev, annotated, "PC").decision == Decision.TRUE

@@ -227,6 +227,18 @@ def value_check(turn: Turn, spec: WorkflowSpec, confirms: list[AgentAct], cue: O
     return merged[0][1] if len(merged) == 1 else None
 
 
+def collects_missing(acts: list[AgentAct], confirms: list[AgentAct], cue: Optional[tuple],
+                     missing: list[str]) -> list[str]:
+    """The missing required slots a reply read as asking for approval (CONFIRM, from text) also asks for ("Got it.
+    What time on Friday, and whose name should I put it under?"). A confirmation asks the user to approve the
+    action as it stands; a reply that asks for one of its still-empty slots is collecting them, so S2 abstains on
+    the PC instead of failing it. Not for a success notice ("Booked! What's your name?" did act before asking),
+    nor with confirmation wording ("please confirm"), nor for annotated acts, which say what they are."""
+    if cue is not None or not confirms or any(a.act != "CONFIRM" or a.source not in ("head", "rule") for a in confirms):
+        return []
+    return sorted({a.slot for a in acts if a.act in REQUEST_ACTS and a.slot in missing})
+
+
 def compile_turn(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT_EXTRACTION_FLOOR,
                  profile: CorpusProfile = EMPTY_PROFILE, heads: Optional["Heads"] = None) -> list[Criterion]:
     """All criteria for one turn, in a fixed order: IUV, WNF, PC, UV."""
@@ -311,10 +323,12 @@ def compile_with_evidence(turn: Turn, spec: WorkflowSpec, floor: float = DEFAULT
         missing = [m for m in missing if m not in untracked]
         cue = confirmation_cue(turn.agent)
         check = value_check(turn, spec, confirms, cue)
+        collecting = collects_missing(acts, confirms, cue, missing)
         out.append(Criterion(
             cid("PC", None), FailureClass.PC,
             {"missing": missing, "untracked": unknown, "acts": sorted({a.act for a in confirms}),
              **({"checks_value": check} if check and missing else {}),
+             **({"asks_missing": collecting} if collecting else {}),
              "confidence": min(a.confidence for a in confirms),
              "source": "head" if all(a.source == "head" for a in confirms) else
              ("" if all(not a.source for a in confirms) else "rule"), "required": list(spec.outcome_slots or spec.required)},

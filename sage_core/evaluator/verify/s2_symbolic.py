@@ -344,6 +344,9 @@ class GroundingBackend:
             return decide(M_UNDECIDABLE, self.tau, f"the reply only checks one value ({c.args['checks_value']}) with "
                                                    f"the user: a slot check, not a confirmation of the action (with "
                                                    f"{c.args['missing']} empty)")
+        if c.args["missing"] and c.args.get("asks_missing"):
+            return decide(M_UNDECIDABLE, self.tau, f"the reply also asks for {c.args['asks_missing']}: it collects the "
+                                                   f"action's empty slots, it does not ask to approve the action")
         if c.args["missing"]:
             return decide(bad, self.tau, f"confirmation (confidence {_conf(c):.2f}) while {c.args['missing']} "
                                          "are empty", "agent", stage=stage)
