@@ -81,14 +81,18 @@ UNMARKED_QUESTION = re.compile(
 # asks for the value whatever the act head reads in its wrapper. Not where it asks whether ("tell me if ..."), for an
 # approval or an opinion ("give me your confirmation to play ...", "tell me what you think"), for more of anything
 # ("let me know if there is anything else") or for time ("give me one moment"). Fitted on the train split: 136 of 140
-# matching agent sentences sit in a reply that REQUESTs a slot (dev: 182 of 184)
+# matching agent sentences sit in a reply that REQUESTs a slot (dev: 182 of 184). A polite modal request ("May I know
+# your name?", "Could I get the patient's full name?"), which the act head reads as an offer: train 16 of 17, dev 6 of 7
+# (the others offer to buy: "Can I get the tickets?")
 DIRECTIVE_REQUEST = re.compile(
     r"\b(?:(?:tell|give|send|provide|specify|share|mention|say|inform)\s+(?:me|us)\b"
     r"(?!\s+(?:a|one)?\s*(?:moment|second|sec|minute|while|chance|call))"
     r"|(?:provide|specify|mention|enter)\s+(?=(?:the|your|which|what|where|when|how|who)\b)"
     r"|let\s+(?:me|us)\s+know\b"
     r"|(?:i|we)(?:'ll|\s+will|'d|\s+would)?\s+(?:first\s+|also\s+|just\s+|still\s+)?(?:need|have|like|want)\s+to\s+know\b"
-    r"|(?:i|we)(?:'ll|\s+will)?\s+(?:first\s+|also\s+|just\s+|still\s+)?need\s+(?:the|your)\b)", re.I)
+    r"|(?:i|we)(?:'ll|\s+will)?\s+(?:first\s+|also\s+|just\s+|still\s+)?need\s+(?:the|your)\b"
+    r"|(?:may|could|can|might)\s+(?:i|we)\s+(?:please\s+)?(?:have|get|know|ask\s+(?:for|about)|take)\s+"
+    r"(?=(?:the|your|a|an|which|what|where|when|how|who|whom)\b))", re.I)
 _NOT_DIRECTIVE = re.compile(r"\b(?:else|confirm\w*|(?:your|an?|the)\s+ok(?:ay)?|approval|go-ahead|opinion|think|input|"
                             r"details?|green light|more help|any help)\b", re.I)
 
@@ -117,6 +121,20 @@ def directive_object(sentence: str) -> Optional[str]:
         return None
     obj = _OBJECT_LEAD.sub("", sentence[m.end():]).strip().rstrip(".!?, ").strip()
     return obj + "?" if obj else None
+
+
+# a yes/no question in which the agent proposes to act itself: "Shall I book it?", "Can we go ahead?", "Do you want me
+# to reserve it?", "Okay for me to submit it?". Not "Do you have a preference?" (the user acts) or a wh-question
+AGENT_OFFER_FORM = re.compile(_LEAD + r"(?:(?:shall|should|can|could|may)\s+(?:i|we)\b|(?:do|would)\s+you\s+(?:want|like)\s+"
+                              r"(?:me|us)\s+to\b|(?:want|ready\s+for)\s+(?:me|us)\s+to\b|(?:is\s+it\s+)?ok(?:ay)?\s+"
+                              r"(?:if\s+(?:i|we)|for\s+(?:me|us)\s+to)\b)", re.I)
+
+
+def offers_to_act(sentence: str) -> bool:
+    """The sentence is a question in which the agent proposes to act (``AGENT_OFFER_FORM``), not a request for a
+    value put politely ("Could I get your name?", ``is_directive_request``)."""
+    s = sentence.strip()
+    return s.endswith("?") and bool(AGENT_OFFER_FORM.match(s)) and not is_directive_request(s)
 
 
 # a question opening with a wh-word (after interjections and a preposition: "To whom do you want to send the
