@@ -1,8 +1,8 @@
 """Wordings that LLM agents use and the training corpus rarely does, read from text only: polite modal requests
 ("May I know ...?", "Could I get ...?"), an offer to carry out the action under way ("Shall I book it?") as the
-confirmation it is, a reply that collects a missing slot while it seems to confirm, and the phrasal verbs that say
-which end of a range a date is ("drop it off Monday"). Sentences marked "dev" are SGD dev turns (never test); the
-others are our own wording. The schemas are our own."""
+confirmation it is, a reply that collects a missing slot while it seems to confirm, a reply laid out as lines or a
+list, and the phrasal verbs that say which end of a range a date is ("drop it off Monday"). Sentences marked "dev"
+are SGD dev turns (never test); the others are our own wording. The schemas are our own."""
 from __future__ import annotations
 
 import pytest
@@ -121,3 +121,18 @@ def test_collecting_reply_that_seems_to_confirm_is_not_judged_premature(ev):
               before, {**before})
     v = ev.evaluate_turn(t)
     assert Decision.TRUE not in [tr.final.decision for tr in v.traces if tr.criterion.type.value == "PC"]
+
+
+def test_a_reply_laid_out_as_lines_is_read_line_by_line(ev):
+    from sage_core.evaluator.text.sentences import sentences
+    summary = "Here's a summary:\n\n* **Doctor:** Dr. Hale\n* **Date:** Friday\n\nShall I go ahead and book it?"
+    assert [s.strip() for s, _ in sentences(summary)][-1] == "Shall I go ahead and book it?"
+    before = {"doctor_name": "Dr. Hale", "appointment_date": "Friday"}
+    # a list summary, then the offer to book while the patient's name is still empty: premature
+    t = _turn(VISIT, "Friday is good.", summary, before, before)
+    assert "PC" in ev.evaluate_turn(t).fired_classes
+    # the same layout asking for what is missing: a request, no confirmation
+    ask = "Great! Here is what I have:\n- Doctor: Dr. Hale\n- Date: Friday\n\nWhat is the patient's full name?"
+    t2 = _turn(VISIT, "Friday is good.", ask, before, before)
+    assert ("REQUEST", "patient_name") in {(a.act, a.slot) for a in extract_agent_acts(t2, VISIT, heads=ev.heads)}
+    assert ev.evaluate_turn(t2).label.value == "acceptable"

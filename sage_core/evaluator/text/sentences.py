@@ -9,11 +9,13 @@ from sage_core.data.types import Turn
 from sage_core.evaluator.text.lexicon import (ABOUT_IT, ABOUT_NAMED, ABOUT_OFFER, IF_CLAUSE, PERMISSION, QUESTION_FORM,
                                               Span)
 
-_SENT_RE = re.compile(r"[^.!?]*[.!?]?")
+# a sentence ends at ".", "!" or "?", or at a line break: an LLM agent's reply lays out a summary as lines or a list
+# ("- Date: Friday\n- Time: 3 pm\n\nShall I book it?"), and each line is a sentence of its own
+_SENT_RE = re.compile(r"[^.!?\n]*[.!?]?")
 
 
 def sentences(text: str) -> list[tuple[str, int]]:
-    """(sentence, start offset) pairs; a question mark ends a sentence."""
+    """(sentence, start offset) pairs; a question mark ends a sentence, and so does a line break."""
     out = []
     for m in _SENT_RE.finditer(text or ""):
         s = m.group(0)
@@ -205,7 +207,7 @@ def run_on_sentences(text: str) -> list[tuple[str, int]]:
     you leaving from and when" -> "ok i can help with that", "where are you leaving from and when"; never before a
     relative clause (``_relative_clause``)."""
     text = text or ""
-    if SENTENCE_MARK.search(text):
+    if SENTENCE_MARK.search(text) or "\n" in text:
         return sentences(text)
     cuts = [0]
     for m in sorted([*_RUN_ON_WH.finditer(text), *_RUN_ON_AUX.finditer(text)], key=lambda m: m.start()):
