@@ -118,3 +118,24 @@ def test_no_preference_said_in_more_ways():
     for text in ("Price is an issue for me.", "I have a date in mind.", "That is not a problem.",
                  "Yes, all the details are good."):
         assert find_dontcare(text) is None, text
+
+
+@pytest.mark.parametrize("value,text,found", [
+    ("Comedy", "I love comedies", "comedies"),
+    ("Thriller", "Any thrillers playing?", "thrillers"),
+    ("Family Counselor", "I need one of the family counselors there", "family counselors"),
+    ("Church", "Are there churches nearby?", "churches"),
+    ("New", "Any news?", None),  # a short word is not read through a plural
+    ("Bus", "Two buses", None),  # nor a word of three letters
+    ("Business", "business class", "business"),  # "business" is no plural
+    ("Park", "parks", "parks"),
+])
+def test_a_categorical_value_said_in_the_plural(value, text, found):
+    span = find_in_text(value, text, "categorical")
+    assert (text[span[0]:span[1]] if span else None) == found
+
+
+def test_a_free_text_value_said_in_the_plural_only_as_a_common_noun():
+    text = "Any good comedies with Jim Carrey?"
+    assert find_in_text("Comedy", text, "text") == (9, 17)
+    assert find_in_text("Frank Ocean", "I like Frank Oceans songs", "text") is None  # a name keeps its form

@@ -624,7 +624,10 @@ def values_match(a: Optional[str], b: Optional[str], value_type: str = "text") -
     return compare(a, b, value_type) is True
 
 
-def _find_tokens(value: str, text: str) -> Optional[Span]:
+def _find_tokens(value: str, text: str, plural: bool = False) -> Optional[Span]:
+    """The value's words in the text (with synonyms and the possessive read through); ``plural``: also said in the
+    plural ("comedies" for Comedy) where the plural is written in lower case: a common noun, not a name ("Frank
+    Oceans" is not Frank Ocean)."""
     vt = tokens(value)
     if len(vt) > 1 and vt[0] in ("the", "a", "an"):
         vt = vt[1:]
@@ -651,7 +654,30 @@ def _find_tokens(value: str, text: str) -> Optional[Span]:
             span = sequence_span(poss, var)
             if span:
                 return span
+    # a value said in the plural ("comedies" for Comedy, "family counselors", "museums"): the text's word made
+    # singular, where it stands for the value's last word and that word has four letters or more (so "news" is no "new")
+    for var in variants if plural else ():
+        if len(var[-1]) < 4:
+            continue
+        for i in range(len(tt) - len(var) + 1):
+            window = [t for t, _, _ in tt[i:i + len(var)]]
+            last = tt[i + len(var) - 1]
+            if window[:-1] == var[:-1] and window[-1] != var[-1] and text[last[1]].islower() and \
+                    var[-1] in singular_forms(window[-1]):
+                return tt[i][1], tt[i + len(var) - 1][2]
     return None
+
+
+def singular_forms(word: str) -> tuple[str, ...]:
+    """What an English plural may be the plural of: "comedies" -> "comedy", "churches" -> "church", "museums" ->
+    "museum"; () for a word that is no plural by its ending ("class", "bus")."""
+    if len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+        return ()
+    if word.endswith("ies"):
+        return word[:-3] + "y", word[:-1]
+    if word.endswith("es"):
+        return word[:-2], word[:-1]
+    return (word[:-1],)
 
 
 _SHORT_YEAR_RE = re.compile(r"['\u2019](\d{2})(?![\d:])")
@@ -693,7 +719,7 @@ def find_in_text(value: Optional[str], text: str, value_type: str = "text") -> O
                 return None
     if value_type == "bool":
         return None  # a bare yes/no only means something next to the slot; see extract
-    return _find_tokens(value, text)
+    return _find_tokens(value, text, plural=value_type in ("categorical", "text"))
 
 
 __all__ = ["normalize", "compare", "values_match", "find_in_text", "iter_times", "iter_dates",

@@ -19,9 +19,12 @@ def sentences(text: str) -> list[tuple[str, int]]:
     out = []
     for m in _SENT_RE.finditer(text or ""):
         s = m.group(0)
-        if s.strip():
+        if _WORD.search(s):  # not an emoji or a stray mark after the last sentence ("Shall I book it? 🚀")
             out.append((s, m.start()))
     return out
+
+
+_WORD = re.compile(r"\w")
 
 
 def previous_agent_text(turn: Turn) -> str:
