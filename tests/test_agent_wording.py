@@ -139,9 +139,9 @@ def test_a_reply_laid_out_as_lines_is_read_line_by_line(ev):
 
 
 def test_an_emoji_after_the_last_question_is_no_sentence(ev):
-    from sage_core.evaluator.text.sentences import sentences
-    assert [s.strip() for s, _ in sentences("All set on my side. Shall I lock this in? 🔒")] == \
-        ["All set on my side.", "Shall I lock this in?"]
+    from sage_core.evaluator.text.sentences import worded_sentences
+    assert worded_sentences("All set on my side. Shall I lock this in? 🔒") == ["All set on my side.",
+                                                                               "Shall I lock this in?"]
     before = {"doctor_name": "Dr. Hale", "appointment_date": "Friday"}
     t = _turn(VISIT, "Friday is good.", "Dr. Hale on Friday. Shall I lock this in? 🔒", before, before)
     assert "PC" in ev.evaluate_turn(t).fired_classes

@@ -30,7 +30,7 @@ from sage_core.evaluator.text.normalize import (
     tokens_with_spans,
 )
 from sage_core.evaluator.text.sentences import (SENTENCE_MARK, is_unmarked_question, offers_to_act, run_on_sentences,
-                                                sentences)
+                                                sentences, worded_sentences)
 from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_table, names_keyword
 from sage_core.specs.workflow import WorkflowSpec
 
@@ -255,7 +255,7 @@ def _offers_the_action(text: str, probs: dict[str, float], heads: "Heads", floor
     (``offers_to_act``); else None. Offering the action under way asks the user to approve it (``OFFER_INTENT``).
     The form keeps the head's intent-offer readings of requests ("wanna make a visit?", "Certainly, when would you
     like it?", "Do you have an account preference?": three dev clean turns read as premature without it)."""
-    parts = [p.strip() for p, _ in sentences(text)]
+    parts = worded_sentences(text)  # "Shall I lock this in? 🔒" ends with its question
     if not any(offers_to_act(p) for p in parts):
         return None
     thr = max(heads.act_threshold.get(OFFER_INTENT, 0.5), floor)

@@ -19,12 +19,18 @@ def sentences(text: str) -> list[tuple[str, int]]:
     out = []
     for m in _SENT_RE.finditer(text or ""):
         s = m.group(0)
-        if _WORD.search(s):  # not an emoji or a stray mark after the last sentence ("Shall I book it? 🚀")
+        if s.strip():
             out.append((s, m.start()))
     return out
 
 
 _WORD = re.compile(r"\w")
+
+
+def worded_sentences(text: str) -> list[str]:
+    """``sentences``, stripped, without the pieces that hold no word: an emoji or stray marks after the last question
+    ("Shall I lock this in? 🔒") is no sentence of its own."""
+    return [s.strip() for s, _ in sentences(text) if _WORD.search(s)]
 
 
 def previous_agent_text(turn: Turn) -> str:
