@@ -434,13 +434,15 @@ def test_any_without_the_slots_word_is_no_open_choice():
     assert open_choice_span("Send it to Justin, any time today.", TRANSFER, "receiving_account_type") is None
 
 
-def test_value_the_value_head_ranks_first_in_a_turn_about_the_slot_is_undecided(minilm):
-    """SGD dev: "a spacious vehicle" is Full-size in words no alias lists. The value head ranks Full-size first
-    (below its 0.8 support level) and the mention head reads the turn as speaking of the type: undecided, not
-    unsupported. A turn that does not speak of the type keeps the unsupported verdict."""
+def test_value_the_value_head_ranks_first_in_a_turn_about_the_slot_is_not_unsupported(minilm):
+    """SGD dev: "a spacious vehicle" is Full-size in words no alias lists. The value head ranks Full-size first and
+    the mention head reads the turn as speaking of the type: supported or undecided by how surely the heads read it
+    (the value head of 90c752e supports it at q 0.62; the one before left it undecided), never unsupported. A turn
+    that does not speak of the type keeps the unsupported verdict."""
     fin = _uv_final(RENTAL, "Do you have some other alternative? I'd like a spacious vehicle.",
                     {"pickup_location": "SD", "type": "Full-size"}, history=[("agent", "I found a Camry at SD.")])
-    assert fin["type"].decision == Decision.ABSTAIN
+    assert fin["type"].decision in (Decision.ABSTAIN, Decision.FALSE)
+    assert fin["type"].stage.value == "S2-encoder"
     fin = _uv_final(RENTAL, "Do you have some other alternative?", {"pickup_location": "SD", "type": "Full-size"},
                     history=[("agent", "I found a Camry at SD.")])
     assert fin["type"].decision == Decision.TRUE
