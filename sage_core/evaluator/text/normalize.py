@@ -659,12 +659,11 @@ def _find_tokens(value: str, text: str, plural: bool = False) -> Optional[Span]:
     for var in variants if plural else ():
         if len(var[-1]) < 4:
             continue
-        for i in range(len(tt) - len(var) + 1):
-            window = [t for t, _, _ in tt[i:i + len(var)]]
-            last = tt[i + len(var) - 1]
-            if window[:-1] == var[:-1] and window[-1] != var[-1] and text[last[1]].islower() and \
-                    var[-1] in singular_forms(window[-1]):
-                return tt[i][1], tt[i + len(var) - 1][2]
+        singular = [(var[-1], a, b) if text[a].islower() and var[-1] in singular_forms(t) else (t, a, b)
+                    for t, a, b in tt]
+        span = sequence_span(singular, var)
+        if span:
+            return span
     return None
 
 
