@@ -13,11 +13,11 @@ from sage_core.evaluator.compile import compile_turn
 from sage_core.evaluator.text.agent_acts import extract_agent_acts
 from sage_core.evaluator.text.sentences import is_directive_request
 from sage_core.evaluator.text.user_values import extract_user_values
-from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+from sage_core.specs.workflow import WorkflowRegistry, WorkflowSpec
+from tests.spec_builders import slot_spec
 
 
-def _slot(name, desc, pv=()):
-    return SlotSpec(name, desc, bool(pv), list(pv), infer_value_type(name, bool(pv), list(pv)))
+_slot = slot_spec
 
 
 CAR_SLOTS = [_slot("pickup_city", "City where the car is picked up"),

@@ -14,11 +14,11 @@ from sage_core.evaluator.text.agent_acts import extract_agent_acts
 from sage_core.evaluator.text.heads import load_heads
 from sage_core.evaluator.text.normalize import find_dontcare
 from sage_core.evaluator.text.slot_keywords import keyword_match
-from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+from sage_core.specs.workflow import WorkflowRegistry, WorkflowSpec
+from tests.spec_builders import slot_spec
 
 
-def _slot(name, desc, pv=()):
-    return SlotSpec(name, desc, bool(pv), list(pv), infer_value_type(name, bool(pv), list(pv)))
+_slot = slot_spec
 
 
 def _spec(wid, slots, required, optional=None):

@@ -11,12 +11,11 @@ from sage_core.corpora.multiwoz.profile import MULTIWOZ_PROFILE
 from sage_core.corpora.sgd.profile import SGD_PROFILE
 from sage_core.data.profile import CorpusProfile
 from sage_core.evaluator.compile import compile_turn
-from sage_core.specs.workflow import SlotSpec, WorkflowRegistry, WorkflowSpec, infer_value_type
+from sage_core.specs.workflow import WorkflowRegistry, WorkflowSpec
+from tests.spec_builders import slot_spec
 
 
-def _slot(name, desc, pv=(), cat=None):
-    cat = bool(pv) if cat is None else cat
-    return SlotSpec(name, desc, cat, list(pv), infer_value_type(name, cat, list(pv)))
+_slot = slot_spec
 
 
 SLOTS = {s.name: s for s in [
