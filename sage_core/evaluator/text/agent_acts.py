@@ -287,14 +287,14 @@ def head_agent_acts(turn: Turn, spec: WorkflowSpec, heads: "Heads", floor: float
         p = probs.get(act, 0.0)
         if p >= max(heads.act_threshold.get(act, 0.5), floor):
             acts.append(AgentAct(act, None, None, p, source="head"))
+    if not acts:  # a confirmation cue is the more specific evidence: read before an offer to act
+        cue = _rule_confirmation(turn, spec, profile)
+        if cue and cue[1] >= floor:
+            acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     if not acts and spec.is_transactional:
         offer = _offers_the_action(turn.agent, probs, heads, floor)
         if offer is not None:
             acts.append(AgentAct("CONFIRM", None, None, offer, source="head"))
-    if not acts:
-        cue = _rule_confirmation(turn, spec, profile)
-        if cue and cue[1] >= floor:
-            acts.append(AgentAct(cue[0], None, None, cue[1], source="rule"))
     thr = max(heads.slot_threshold, floor)
     known = {**turn.state_before, **turn.state_after}
     # a reply that states the slot's value is not asking for it ("4 tickets in Philadelphia: do you confirm?" does
