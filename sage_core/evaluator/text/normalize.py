@@ -659,12 +659,22 @@ def _find_tokens(value: str, text: str, plural: bool = False) -> Optional[Span]:
     for var in variants if plural else ():
         if len(var[-1]) < 4:
             continue
-        singular = [(var[-1], a, b) if text[a].islower() and var[-1] in singular_forms(t) else (t, a, b)
+        singular = [(var[-1], a, b) if _common_noun_case(text, a, b) and var[-1] in singular_forms(t) else (t, a, b)
                     for t, a, b in tt]
         span = sequence_span(singular, var)
         if span:
             return span
     return None
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n])[\s\"'(\u201c]*$")
+
+
+def _common_noun_case(text: str, a: int, b: int) -> bool:
+    """The word text[a:b] is written as a common noun: in lower case, or capitalised only because it opens a sentence
+    ("Museums, please."); a capital inside a sentence marks a name."""
+    word = text[a:b]
+    return word.islower() or (word[:1].isupper() and word[1:].islower() and bool(_SENTENCE_START.search(text[:a])))
 
 
 def singular_forms(word: str) -> tuple[str, ...]:
