@@ -93,6 +93,20 @@ def test_an_offer_to_carry_out_the_action_under_way_is_a_confirmation(ev, reply)
     assert not any(a.act in ("CONFIRM", "NOTIFY_SUCCESS") for a in extract_agent_acts(s, SEARCH, heads=ev.heads))
 
 
+def test_a_confirmation_cue_is_read_before_an_offer_to_act(ev):
+    # both readings apply (the template injector's form, whose act head reading is below threshold); the cue rule is
+    # the more specific evidence, so it gives the act and its confidence
+    before = {"pickup_city": "Phoenix", "pickup_date": "Saturday", "pickup_time": "9 am", "car_type": "Compact"}
+    reply = "To confirm for your reserve car request - pickup city: Phoenix, pickup date: Saturday. Shall I go ahead?"
+    acts = extract_agent_acts(_turn(RESERVE, "Compact is fine.", reply, before, before), RESERVE, heads=ev.heads)
+    confirms = [a for a in acts if a.act == "CONFIRM"]
+    assert confirms and confirms[0].source == "rule"
+    # the offer alone is still read by the head
+    acts = extract_agent_acts(_turn(RESERVE, "Compact is fine.", "Shall I reserve it?", before, before), RESERVE,
+                              heads=ev.heads)
+    assert [a.source for a in acts if a.act == "CONFIRM"] == ["head"]
+
+
 def test_a_question_asking_for_a_value_is_no_offer_to_act(ev):
     # the act head reads "Could I get your name, please?" as an intent offer; it asks for a value
     before = {"doctor_name": "Dr. Hale", "appointment_date": "Friday"}

@@ -129,6 +129,9 @@ def test_no_preference_said_in_more_ways():
     ("Bus", "Two buses", None),  # nor a word of three letters
     ("Business", "business class", "business"),  # "business" is no plural
     ("Park", "parks", "parks"),
+    ("Museum", "Museums, please.", "Museums"),  # capitalised because it opens the sentence
+    ("Museum", "Sure. Museums near the river?", "Museums"),
+    ("Museum", "I like Museums", None),  # a capital inside a sentence marks a name
 ])
 def test_a_categorical_value_said_in_the_plural(value, text, found):
     span = find_in_text(value, text, "categorical")
