@@ -217,10 +217,12 @@ def test_parallel_calls_load_and_are_flagged_only_under_the_policy_flag(run):
     assert all(not one_call_verdicts(v) for t, v in steps if t.meta["step"]["kind"] == "reply")
 
 
-def test_cli_round_trip_and_evaluate(tmp_path):
+def _load_ship_logs(tmp_path, name: str) -> list[str]:
+    """Write one OpenAI-format conversation that ships an order, the tools and the policy, and convert them with
+    ``load-agent-logs`` into tmp_path/s.jsonl and spec.yaml; returns the CLI's command prefix."""
     logs = tmp_path / "logs.json"
-    logs.write_text(json.dumps([conv("cli", [LISTING, {"role": "user", "content": "Yes"},
-                                             call("s", "ship_order", SHIP), out("s", "{}")])]), encoding="utf-8")
+    logs.write_text(json.dumps([conv(name, [LISTING, {"role": "user", "content": "Yes"},
+                                            call("s", "ship_order", SHIP), out("s", "{}")])]), encoding="utf-8")
     (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
     (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
     base = [sys.executable, "-m", "sage_core"]
@@ -229,6 +231,11 @@ def test_cli_round_trip_and_evaluate(tmp_path):
                                "--out", str(tmp_path / "s.jsonl"), "--spec-out", str(tmp_path / "spec.yaml")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    return base
+
+
+def test_cli_round_trip_and_evaluate(tmp_path):
+    base = _load_ship_logs(tmp_path, "cli")
     r = subprocess.run(base + ["evaluate", "--slice", str(tmp_path / "s.jsonl"), "--schema", str(tmp_path / "spec.yaml"),
                                "--out", str(tmp_path / "v.jsonl"), "--quiet"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -283,17 +290,7 @@ def test_llm_judge_baseline_runs_on_agent_steps(llm_server, tmp_path):
 
     llm_server.add_rule(r"ship_order\(", '{"label": "failure", "class": "PC"}')
     llm_server.add_rule(r".", '{"label": "clean", "class": null}')
-    logs = tmp_path / "logs.json"
-    logs.write_text(json.dumps([conv("llm", [LISTING, {"role": "user", "content": "Yes"},
-                                             call("s", "ship_order", SHIP), out("s", "{}")])]), encoding="utf-8")
-    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
-    (tmp_path / "policy.yaml").write_text(POLICY, encoding="utf-8")
-    base = [sys.executable, "-m", "sage_core"]
-    r = subprocess.run(base + ["load-agent-logs", "--format", "openai", "--logs", str(logs), "--tools",
-                               str(tmp_path / "tools.json"), "--policy", str(tmp_path / "policy.yaml"),
-                               "--out", str(tmp_path / "s.jsonl"), "--spec-out", str(tmp_path / "spec.yaml")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    base = _load_ship_logs(tmp_path, "llm")
     env = dict(os.environ, SAGE_LLM_BASE_URL=llm_server.base_url, SAGE_LLM_API_KEY="k",
                SAGE_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run(base + ["baseline", "--method", "direct", "--mode", "state", "--slice", str(tmp_path / "s.jsonl"),
