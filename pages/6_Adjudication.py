@@ -122,11 +122,14 @@ with guard():
                        format_func=lambda x: f"{x} ({ids.index(x) + 1} of {len(ids)})")
     d = next(x for x in todo if x.turn_id == tid)
     turn = next(t for t in audit_turns(audit) if t.turn_id == tid)
-    st.markdown(f"#### Turn `{render.esc(tid)}`", unsafe_allow_html=True)
+    # HTML blocks (<h4>, <ul>), not Markdown lines: Markdown would still read "**x**" or "![x](http://host/y)" in an
+    # escaped annotator note, and the browser would fetch the image
+    st.markdown(f"<h4>Turn {render.code(tid)}</h4>", unsafe_allow_html=True)
     _turn_box(turn)
-    for a, v, n in zip(d.annotators, d.values, d.notes):
-        st.markdown(f"- **{render.esc(a)}**: {render.esc(v)}" + (f" — {render.esc(n)}" if n else ""),
-                    unsafe_allow_html=True)
+    st.markdown("<ul>" + "".join(f"<li><b>{render.esc(a)}</b>: {render.esc(v)}"
+                                 + (f" — {render.esc(n)}" if n else "") + "</li>"
+                                 for a, v, n in zip(d.annotators, d.values, d.notes)) + "</ul>",
+                unsafe_allow_html=True)
     prev = res.get(tid)
     if prev is not None:
         st.caption(f"Resolved by {md_escape(prev.lead)} as {md_escape(prev.category)} "

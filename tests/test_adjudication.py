@@ -126,3 +126,22 @@ def test_agreement_page_shows_pairs_and_fleiss_with_three_annotators(audit):
     assert "Cohen's kappa" not in set(seat["statistic"])  # never a pooled kappa
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Fleiss' kappa"] == "0.333" and metrics["Krippendorff's alpha"] == f"{7 / 18:.3f}"
+
+
+def test_annotator_notes_and_turn_ids_are_text_on_the_adjudication_page(db_url):
+    # a note written to make the lead's browser fetch an image or run script, and a turn id with Markdown in it
+    tid = "t`x`**b**"
+    note = "see <img src=x onerror=alert(5)> **bold** ![y](http://127.0.0.1:9/z.png)"
+    turn = dict(turn_id=tid, dialogue_id="d0", stratum="all", inclusion_prob=1.0,
+                payload={"turn_id": tid, "user": "u", "agent": "a", "workflow": "S_1:I"})
+    db.create_audit("adjx", [turn], [db.StratumInfo("all", 1, 1, 1.0)], db=db_url)
+    asg.submit_label("adjx", "alice", tid, "failure", "UV", note=note, db=db_url)
+    asg.submit_label("adjx", "bob", tid, "acceptable", None, db=db_url)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.switch_page("pages/6_Adjudication.py").run()
+    at.selectbox(key="adj_audit").set_value("adjx").run()
+    assert not at.exception and not at.error
+    from markdown_it import MarkdownIt
+    rendered = "".join(MarkdownIt("commonmark", {"html": True}).render(m.value) for m in at.markdown)
+    assert "onerror=alert(5)&gt;" in rendered and "![y](http://127.0.0.1:9/z.png)" in rendered  # shown as text
+    assert "<img" not in rendered and "<strong>bold</strong>" not in rendered and "<strong>b</strong>" not in rendered
