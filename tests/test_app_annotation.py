@@ -120,6 +120,17 @@ def test_paper_protocol_is_the_default_design(db_url):
     assert any(f"'paper-audit' with {len(expected)} turns" in m.value for m in at.success)
 
 
+def test_an_audit_larger_than_the_slice_says_how_many_were_asked_for(db_url):
+    at = _lead("hugo")
+    assert at.number_input(key="aud_total").value == min(200, len(load_demo().turns))  # the slice's size at most
+    at.text_input(key="aud_name").set_value("big-audit")
+    at.number_input(key="aud_total").set_value(500)
+    at.button(key="aud_create").click().run()
+    assert not at.exception and not at.error
+    n = len(audit_turns("big-audit", db=db_url))
+    assert n < 500 and any(f"with {n} turns. 500 were asked for" in m.value for m in at.success)
+
+
 def test_draft_is_restored_when_the_annotator_comes_back(db_url):
     _create_audit(_lead(), "resume-audit", 1, 3)
     first = _session("carol")

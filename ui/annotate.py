@@ -69,6 +69,9 @@ def _create() -> None:
                                     STRATA[s.get("aud_by", next(iter(STRATA)))], design,
                                     s.get("aud_per_dialogue", 1))
         s["aud_created"] = f"Created audit '{md(info.name)}' with {info.n_turns} turns."
+        if info.n_turns < int(n) and design == "paper":
+            s["aud_created"] += (f" {int(n)} were asked for: the strata of this slice hold fewer turns that can be "
+                                 f"drawn at {s.get('aud_per_dialogue', 1)} per dialogue.")
         s["aud_created"] += (f" Blinding check: {info.design.get('exposures', 0)} turns expose another's "
                              "injection" + (f"; {info.design['templated_replies']} templated replies"
                                             if info.design.get("templated_replies") else "") + ".")
@@ -119,7 +122,8 @@ def create_audit_section() -> None:
         slice_blinding_notice(ls.turns, ls.content_hash)
         c = st.columns([2, 1, 1])
         if DESIGNS[st.session_state.get("aud_design", next(iter(DESIGNS)))] == "paper":
-            c[0].number_input("Turns in total", 1, 100_000, 200, key="aud_total")
+            c[0].number_input("Turns in total", 1, 100_000, min(200, max(1, len(ls.turns))), key="aud_total",
+                              help="The paper's protocol draws 200; a smaller slice offers at most its own size.")
         else:
             c[0].number_input("Turns per stratum", 1, 10_000, 3, key="aud_n")
         c[1].number_input("Seed", 0, 2**31 - 1, 0, key="aud_seed")
