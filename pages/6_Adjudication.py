@@ -97,8 +97,8 @@ with guard():
     res = adjudications(audit)
     consensus = cons.build_consensus(labels, level, res)
     dis = consensus.disagreements
-    st.caption(f"{consensus.n_pairs} turns with two or more labels · {len(dis)} disagreements · "
-               f"{len(consensus.adjudicated)} resolved")
+    st.caption(f"{render.count(consensus.n_pairs, 'turn')} with two or more labels · "
+               f"{render.count(len(dis), 'disagreement')} · {len(consensus.adjudicated)} resolved")
     if "adj_done" in st.session_state:
         st.success(f"Resolved {md_escape(st.session_state.pop('adj_done'))}.")
     if not dis:

@@ -145,3 +145,4 @@ def test_annotator_notes_and_turn_ids_are_text_on_the_adjudication_page(db_url):
     rendered = "".join(MarkdownIt("commonmark", {"html": True}).render(m.value) for m in at.markdown)
     assert "onerror=alert(5)&gt;" in rendered and "![y](http://127.0.0.1:9/z.png)" in rendered  # shown as text
     assert "<img" not in rendered and "<strong>bold</strong>" not in rendered and "<strong>b</strong>" not in rendered
+    assert any("1 turn with two or more labels · 1 disagreement ·" in c.value for c in at.caption)

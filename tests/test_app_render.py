@@ -93,3 +93,8 @@ def test_user_line_breaks_cannot_end_an_html_block():
                 render.state_diff_html({"a": evil}, {"a": evil + "!"})):
         assert "\n" not in out and "\r" not in out
     assert render.esc("a\nb") == "a&#10;b"  # still a line break for the browser (shown under pre-wrap)
+
+
+def test_counts_take_the_noun_in_the_right_number():
+    assert [render.count(n, "disagreement") for n in (0, 1, 2)] == ["0 disagreements", "1 disagreement",
+                                                                    "2 disagreements"]

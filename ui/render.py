@@ -46,6 +46,11 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True).translate(_LINE_BREAKS)
 
 
+def count(n: int, noun: str) -> str:
+    """"1 turn", "2 turns": a count with its noun in the right number (regular plurals only)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>!#|~$])")
 
 
