@@ -28,14 +28,15 @@ def _on_pick() -> None:
         st.session_state["rc_cfg"], st.session_state["rc_cov_pick"] = hit
 
 
-def _chart(df: pd.DataFrame, metrics: list[str]) -> alt.FacetChart:
-    """One panel per metric (small multiples), one colour per configuration; click a point to pick a coverage."""
+def _chart(df: pd.DataFrame, metrics: list[str], configs: list[str]) -> alt.FacetChart:
+    """One panel per metric (small multiples), one colour per configuration, the legend in the pickers' order
+    (``configs``); click a point to pick a coverage."""
     pick = alt.selection_point(name="pick", fields=["configuration", "coverage"], on="click")
     base = alt.Chart().encode(
         x=alt.X("coverage:Q", title="coverage (share of turns kept)", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", tickCount=5)),
         y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("configuration:N", scale=alt.Scale(scheme="tableau10"),
+        color=alt.Color("configuration:N", scale=alt.Scale(scheme="tableau10"), sort=configs,
                         legend=alt.Legend(orient="bottom", title="configuration")),
     )
     lines = base.mark_line(interpolate="step-after", strokeWidth=2, opacity=0.85)
@@ -68,7 +69,7 @@ with guard():
     st.caption("S2 backend that ran: " + "; ".join(f"{r.key}: **{r.backend_shown}**" for r in results))
 
     df = coverage.curve_frame(ls, results, metrics)
-    st.altair_chart(_chart(coverage.downsample(df), metrics), key="rc_chart", on_select=_on_pick,  # display only
+    st.altair_chart(_chart(coverage.downsample(df), metrics, chosen), key="rc_chart", on_select=_on_pick,  # display only
                     selection_mode="pick")
     same = coverage.identical_curves(ls, results)
     if same:

@@ -64,6 +64,11 @@ def test_chart_has_every_configuration(page):
     assert {"SAGE-Core / offline", "no_S1 / offline", "no_S2 / offline"} <= runs_listed
     assert set(summary["configuration"]) == runs_listed
     assert "coverage" in data and "configuration" in data
+    # a fixed order, SAGE-Core first, whatever order the runs were made or read in; the legend follows it
+    options = page.multiselect(key="rc_runs").options
+    assert options[0] == "SAGE-Core / offline" and options.index("no_S1 / offline") < options.index("no_S2 / offline")
+    assert page.selectbox(key="rc_cfg").value == "SAGE-Core / offline"
+    assert '"sort": ' + json.dumps(list(page.multiselect(key="rc_runs").value)) in data
 
 
 def test_f1_at_coverage_matches_the_library(page):

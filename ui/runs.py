@@ -94,9 +94,15 @@ def cached(ls: LoadedSlice, config: str, backend: str) -> Optional[RunResult]:
 
 
 def runs_for(ls: LoadedSlice) -> list[RunResult]:
-    """Every finished run on this slice under the current settings, in the order they were made."""
+    """Every finished run on this slice under the current settings, in a fixed order: configurations as the Run
+    menu lists them (SAGE-Core first), then backends. Not the store's order: that is least recently used first, so
+    pickers and legends would reorder as pages read the runs."""
     sk = settings_key()
-    return [r for (h, _, _, k), r in _store().items() if h == ls.content_hash and k == sk]
+    found = [r for (h, _, _, k), r in _store().items() if h == ls.content_hash and k == sk]
+    order = {c: i for i, c in enumerate(CONFIGS.values())}
+    backends = {b: i for i, b in enumerate(BACKENDS.values())}
+    return sorted(found, key=lambda r: (order.get(r.config, len(order)), backends.get(r.backend_requested,
+                                                                                      len(backends)), r.key))
 
 
 def run(ls: LoadedSlice, config: str, backend: str,
