@@ -223,8 +223,7 @@ with guard():
             st.markdown(render.utterance_box("agent reply", render.esc(p.get("agent", ""))),
                         unsafe_allow_html=True)
         with right:
-            st.markdown(f"**Workflow** {render.code(p.get('workflow', ''))}", unsafe_allow_html=True)
-            guidelines.panel(audit, p)
+            guidelines.panel(audit, p)  # names the workflow: with its spec, or in "no spec stored for ..."
             st.markdown("**Tracker state before and after the user's utterance**")
             st.markdown(render.state_diff_html(p.get("state_before") or {}, p.get("state_after") or {}),
                         unsafe_allow_html=True)

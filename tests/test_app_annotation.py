@@ -157,6 +157,7 @@ def test_page_shows_no_gold_and_no_verdict(db_url):
         for banned in ("gold", "verdict", "confidence", "margin", "fired", "criterion", "sage-core", "s1", "s2",
                        "true positive", "false positive"):
             assert banned not in text, (banned, tid)
+        assert sum(m.value.count("**Workflow**") for m in at.markdown) == 1  # named once, by the context panel
         gold = ls.by_id[tid].gold
         if gold.failure_class:  # the class may only appear among the options of the class picker
             assert f" {gold.failure_class.lower()} " not in f" {text} ".replace("\n", " ")
