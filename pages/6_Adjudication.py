@@ -79,6 +79,13 @@ def _sheet_section(audit: str) -> None:
             st.success(f"Imported {n} labels for {md_escape(who.strip())}.")
 
 
+
+def _shown(value) -> str:
+    """A rater's value as the lead reads it: a class alone ("PC") is a failure of that class."""
+    if value is None:
+        return "not labelled"
+    return value if value in ("acceptable", "failure", "unsure") else f"failure ({value})"
+
 with guard():
     if "adj_error" in st.session_state:
         st.error(st.session_state.pop("adj_error"))
@@ -106,7 +113,7 @@ with guard():
         st.stop()
 
     st.dataframe(pd.DataFrame([{"turn_id": d.turn_id, "dialogue": d.dialogue_id,
-                                "labels": "; ".join(f"{a}: {v}" for a, v in zip(d.annotators, d.values)),
+                                "labels": "; ".join(f"{a}: {_shown(v)}" for a, v in zip(d.annotators, d.values)),
                                 "resolution": consensus.adjudicated.get(d.turn_id, ""),
                                 "reason": consensus.reasons.get(d.turn_id, "")} for d in dis]),
                  hide_index=True, key="adj_table")
@@ -126,7 +133,7 @@ with guard():
     # escaped annotator note, and the browser would fetch the image
     st.markdown(f"<h4>Turn {render.code(tid)}</h4>", unsafe_allow_html=True)
     _turn_box(turn)
-    st.markdown("<ul>" + "".join(f"<li><b>{render.esc(a)}</b>: {render.esc(v)}"
+    st.markdown("<ul>" + "".join(f"<li><b>{render.esc(a)}</b>: {render.esc(_shown(v))}"
                                  + (f" — {render.esc(n)}" if n else "") + "</li>"
                                  for a, v, n in zip(d.annotators, d.values, d.notes)) + "</ul>",
                 unsafe_allow_html=True)

@@ -90,6 +90,7 @@ def test_adjudication_page_resolves_a_disagreement(audit):
     assert at.selectbox(key="adj_turn").value == "t1"
     page = "\n".join(m.value for m in at.markdown)
     assert "alice on t1" in page and "GOLDCLASS" not in page  # raters' notes yes, gold no
+    assert "<b>alice</b>: failure (UV)" in page and "<b>bob</b>: acceptable" in page  # a class reads as a failure
     assert at.button(key="adj_go::t1").disabled  # no label yet
     at.radio(key="adj_label::t1").set_value("failure").run()
     at.multiselect(key="adj_class::t1").set_value(["UV"]).run()
