@@ -659,7 +659,8 @@ def _find_tokens(value: str, text: str, plural: bool = False) -> Optional[Span]:
     for var in variants if plural else ():
         if len(var[-1]) < 4:
             continue
-        singular = [(var[-1], a, b) if _common_noun_case(text, a, b) and var[-1] in singular_forms(t) else (t, a, b)
+        # the plural test first: it rarely holds, and the case test searches the text before a capitalised word
+        singular = [(var[-1], a, b) if var[-1] in singular_forms(t) and _common_noun_case(text, a, b) else (t, a, b)
                     for t, a, b in tt]
         span = sequence_span(singular, var)
         if span:
