@@ -79,12 +79,12 @@ def _sheet_section(audit: str) -> None:
             st.success(f"Imported {n} labels for {md_escape(who.strip())}.")
 
 
-
 def _shown(value) -> str:
     """A rater's value as the lead reads it: a class alone ("PC") is a failure of that class."""
     if value is None:
         return "not labelled"
     return value if value in ("acceptable", "failure", "unsure") else f"failure ({value})"
+
 
 with guard():
     if "adj_error" in st.session_state:
