@@ -55,3 +55,26 @@ def test_loaded_slice_size_estimate_scales_with_its_json():
 
     json_bytes = sum(len(json.dumps(t.to_dict(), ensure_ascii=False).encode()) for t in demo.turns)
     assert demo.approx_bytes == 4 * json_bytes > 0
+
+
+def test_a_run_listed_by_a_new_session_outlives_the_session_that_made_it():
+    """A refreshed browser tab is a new session: the runs it lists are its own from then on, so they are not
+    dropped when the tab's old session expires (Home said "No run yet" two minutes after a refresh)."""
+    from ui import runs
+
+    alive = {"old", "new"}
+    store = make(10**9, alive)
+    demo = load_demo()
+    res = runs.RunResult(demo.content_hash, "sage-core", "offline", "offline", [], 0.1)
+    with mock.patch("ui.runs._store", return_value=store):
+        with mock.patch("ui.memory.current_session_id", return_value="old"):
+            store.put((demo.content_hash, "sage-core", "offline", runs.settings_key()), res, res.approx_bytes)
+        with mock.patch("ui.memory.current_session_id", return_value="new"):
+            assert runs.runs_for(demo) == [res]
+        alive.discard("old")
+        store.prune()
+        with mock.patch("ui.memory.current_session_id", return_value="new"):
+            assert runs.runs_for(demo) == [res]
+        alive.discard("new")
+        store.prune()
+        assert runs.runs_for(demo) == []

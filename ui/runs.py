@@ -98,7 +98,11 @@ def runs_for(ls: LoadedSlice) -> list[RunResult]:
     menu lists them (SAGE-Core first), then backends. Not the store's order: that is least recently used first, so
     pickers and legends would reorder as pages read the runs."""
     sk = settings_key()
-    found = [r for (h, _, _, k), r in _store().items() if h == ls.content_hash and k == sk]
+    store = _store()
+    # read through ``get``: it marks each run as used by this session, so a run another session made (the same
+    # browser before a refresh) stays while this session shows it, not only until the other session expires
+    found = [store.get(key) for key, _ in store.items() if key[0] == ls.content_hash and key[3] == sk]
+    found = [r for r in found if r is not None]
     order = {c: i for i, c in enumerate(CONFIGS.values())}
     backends = {b: i for i, b in enumerate(BACKENDS.values())}
     return sorted(found, key=lambda r: (order.get(r.config, len(order)), backends.get(r.backend_requested,
