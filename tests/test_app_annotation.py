@@ -129,6 +129,10 @@ def test_an_audit_larger_than_the_slice_says_how_many_were_asked_for(db_url):
     assert not at.exception and not at.error
     n = len(audit_turns("big-audit", db=db_url))
     assert n < 500 and any(f"with {n} turns. 500 were asked for" in m.value for m in at.success)
+    # the dialogue rule's cost is counted against what each stratum holds, and said as a count of turns
+    short = sampling.paper_protocol(load_demo().turns, n=500, seed=0).design["dialogue_rule"]["shortfall"]
+    msg = next(m.value for m in at.success if "500 were asked for" in m.value)
+    assert short and all(f"{k} {v} fewer" in msg for k, v in short.items()) and " -" not in msg
 
 
 def test_draft_is_restored_when_the_annotator_comes_back(db_url):

@@ -77,8 +77,10 @@ def _create() -> None:
                                             if info.design.get("templated_replies") else "") + ".")
         short = (info.design.get("dialogue_rule") or {}).get("shortfall") or {}
         if short:
-            s["aud_created"] += (" The one-turn-per-dialogue rule left some strata short: "
-                                 + ", ".join(f"{k} -{v}" for k, v in sorted(short.items())) + ".")
+            # want = min(asked, held): what the rule cost, beyond the stratum's size
+            per = s.get("aud_per_dialogue", 1)
+            s["aud_created"] += (f" At {per} per dialogue, some strata gave fewer turns than they hold or were asked "
+                                 "for: " + ", ".join(f"{k} {v} fewer" for k, v in sorted(short.items())) + ".")
         s["ann_audit"] = info.name
     except Exception as exc:  # noqa: BLE001 - shown with st.error, never a traceback
         s["aud_error"] = message(exc) if hasattr(exc, "detail") else f"Cannot create the audit: {exc}"
