@@ -41,6 +41,46 @@ def test_sgd_schema_workflows(sgd_schema_path):
         reg.get("Restaurants_2:Nope")
 
 
+@pytest.mark.parametrize("name, desc, want", [
+    # a name no pattern reads: the description's head or its "at this ... time" decides
+    ("dining_hour", "Hour the table is booked for", "time"),
+    ("scheduled_start", "The coach sets off at this clock time.", "time"),
+    ("collection_day", "Day the hire starts", "date"),
+    ("rooms_wanted", "How many rooms are booked", "number"),
+    ("party", "Number of guests at the table", "number"),
+    # what the description does not make a type
+    ("funds", "The amount of money held in a bank account at a given time", "text"),
+    ("origin_airport_name", "Number of the airport flying out from", "text"),
+    ("ride_duration", "Approximate duration of ride to the destination", "text"),
+    # the name still decides first; a "number" described as a telephone is a phone number
+    ("stay_length", "Length of stay in days", "number"),
+    ("town_of_stay", "Town where the lodging is", "text"),
+    ("contact_number", "Phone number for the apartment", "text"),
+    ("pickup_time", "", "time"),
+])
+def test_value_type_from_the_description_where_the_name_says_nothing(name, desc, want):
+    from sage_core.specs.workflow import infer_value_type
+    assert infer_value_type(name, False, [], desc) == want
+
+
+def test_dev_schema_paraphrases_keep_value_types(shared_data):
+    """Our own paraphrased renderings of the dev schema (benchmarks/dev_schema_variants): renamed slots keep the
+    original's value type, except where the original name gave a wrong one (three slots of the heavy rendering)."""
+    from pathlib import Path
+    from sage_core.corpora.sgd.loader import sgdx_slot_map
+    base = load_sgd_schema(shared_data / "sgd" / "dev" / "schema.json")
+    root = Path(__file__).resolve().parents[1] / "benchmarks" / "dev_schema_variants"
+    for variant, most_differing in (("v_light", 1), ("v_heavy", 3)):
+        reg = load_sgd_schema(root / variant / "schema.json")
+        mapping = sgdx_slot_map(base, reg)
+        differ = []
+        for svc, slots in mapping.items():
+            o = next(w for w in base if w.service == svc).slots
+            v = next(w for w in reg if w.service == mapping.services[svc]).slots
+            differ += [(a, b) for a, b in slots.items() if o[a].value_type != v[b].value_type]
+        assert len(differ) <= most_differing, (variant, differ)
+
+
 @pytest.mark.parametrize("variant", ["v1", "v2", "v3", "v4", "v5"])
 def test_sgdx_variants_load_unchanged(shared_data, variant):
     base = load_sgd_schema(shared_data / "sgd" / "test" / "schema.json")

@@ -193,7 +193,7 @@ def _string_type(name: str, schema: dict) -> str:
     desc = str(schema.get("description", "")).lower()
     if "yyyy-mm-dd" in desc or name in ("dob", "birthday", "date_of_birth"):
         return "date"
-    vt = infer_value_type(name, False, [])
+    vt = infer_value_type(name, False, [], desc)
     return vt if vt in ("date", "time") else "text"
 
 

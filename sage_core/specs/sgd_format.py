@@ -33,8 +33,8 @@ def load_sgd_schema(path: str | Path) -> WorkflowRegistry:
             sname = require_key(s, "name", path, f"a slot of '{name}'")
             cat = bool(s.get("is_categorical", False))
             pv = [str(v) for v in s.get("possible_values", []) or []]
-            slots[sname] = SlotSpec(sname, s.get("description", ""), cat, pv,
-                                    infer_value_type(sname, cat, pv))
+            desc = str(s.get("description", "") or "")
+            slots[sname] = SlotSpec(sname, desc, cat, pv, infer_value_type(sname, cat, pv, desc))
         for it in require_key(svc, "intents", path, f"service '{name}'"):
             iname = require_key(it, "name", path, f"an intent of '{name}'")
             required = list(it.get("required_slots", []) or [])

@@ -141,7 +141,13 @@ class WorkflowRegistry:
 _BOOL_VALUES = {"true", "false"}
 
 
-def infer_value_type(name: str, is_categorical: bool, possible_values: list[str]) -> str:
+def infer_value_type(name: str, is_categorical: bool, possible_values: list[str], description: str = "") -> str:
+    """The slot's value type from its values, then its name, then the head of its description.
+
+    A schema may name a slot in words no name pattern knows (``ring_time`` is read, ``dining_hour`` or
+    ``collection_day`` would not be by the name alone): the description's head noun ("Clock time at which ...",
+    "Day the hire starts", "How many rooms ...") then decides. The name comes first, so a schema whose names say
+    the type reads as before."""
     low = name.lower()
     pv = [str(v).lower() for v in possible_values]
     if pv and set(pv) <= _BOOL_VALUES | {"dontcare"}:
@@ -152,11 +158,55 @@ def infer_value_type(name: str, is_categorical: bool, possible_values: list[str]
         return "time"
     if re.search(r"(^|_)(date|day)($|_)", low) or low.endswith("date"):
         return "date" if not is_categorical else "categorical"
-    if re.search(r"(number|num|count|seats|people|stay|rooms)", low) and not is_categorical \
-            and "phone" not in low:
-        return "number"
+    # "stay" is a length ("bookstay", "stay_length") unless the name also names a place ("stay_city"); a
+    # "number" the description calls a telephone is a phone number ("contact_number")
+    if re.search(r"(number|num|count|seats|people|rooms)", low) or (
+            "stay" in low and not re.search(r"(city|town|place|location|destination|area|address|name)", low)):
+        if not is_categorical and "phone" not in low and not _PHONE_DESC.search(description or ""):
+            return "number"
     if is_categorical:
         return "categorical"
+    return _type_from_description(description)
+
+
+# The description's head: its words up to the first preposition, relative word or verb-like joint ("Clock time |at
+# which ...", "Day | the hire starts" is cut at "the"). Read only where the name says nothing.
+_HEAD_END = re.compile(r"\b(of|for|at|in|on|to|from|by|with|which|that|when|where|the|a|an|is|are|was|will|"
+                       r"should|must|can|or|and|out|who|whose|user|users|guest|guests)\b")
+_PHONE_DESC = re.compile(r"\b(tele)?phone\b", re.I)
+# "leaves at this local time", "on which day": the type named at the end, as the slot's value
+_AT_THIS = re.compile(r"\b(?:at|by|on|from|until) (?:this|that|which|what) (?:\w+ )?(time|hour|date|day)\b")
+_COUNT_DESC = re.compile(r"^(?:the\s+)?(?:how\s+many\b|(?:total\s+)?(?:number|count)\s+of\s+(?!the\b|a\b|an\b)"
+                         r"[a-z]+s\b)")
+
+
+def description_head(description: str) -> list[str]:
+    """The words of a slot description's head noun phrase, lower-cased ("Town the trip starts in" -> ["town"],
+    "Clock time at which ..." -> ["clock", "time"]); empty when the head runs past four words (a sentence, not a
+    noun phrase)."""
+    d = re.sub(r"[^a-z' ]+", " ", (description or "").lower()).strip()
+    d = re.sub(r"^(the|a|an)\s+", "", d)
+    cut = _HEAD_END.search(d)
+    head = d[:cut.start()].split() if cut else d.split()
+    return head if len(head) <= 4 else []
+
+
+def _type_from_description(description: str) -> str:
+    d = re.sub(r"[^a-z' ]+", " ", (description or "").lower()).strip()
+    if not d:
+        return "text"
+    if _COUNT_DESC.match(d):  # "How many rooms", "Number of seats"; not "Number of the airport", "Contact number"
+        return "number"
+    at = _AT_THIS.search(d)
+    if at:
+        return "time" if at.group(1) in ("time", "hour") else "date"
+    head = description_head(description)
+    if not head:
+        return "text"
+    if any(w in ("time", "hour", "clock") for w in head) and not any(w in ("duration", "zone") for w in head):
+        return "time"
+    if any(w in ("date", "day") for w in head):
+        return "date"
     return "text"
 
 

@@ -45,7 +45,7 @@ def load_workflow_spec(path: str | Path) -> WorkflowRegistry:
             sname = require_key(s, "name", path, f"a slot of '{wid}'")
             pv = [str(v) for v in s.get("possible_values", []) or []]
             cat = bool(s.get("categorical", bool(pv)))
-            vtype = s.get("type") or infer_value_type(sname, cat, pv)
+            vtype = s.get("type") or infer_value_type(sname, cat, pv, str(s.get("description", "") or ""))
             if vtype not in VALUE_TYPES:
                 raise SageInputError(f"slot '{sname}' has unknown type '{vtype}' (use one of {', '.join(VALUE_TYPES)})",
                                      file=path, field="type")
