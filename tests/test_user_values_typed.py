@@ -244,3 +244,23 @@ def test_a_name_written_in_lower_case_is_read_after_its_cue():
                  "you missed to include the price for it", "tell me the number to call"):
         assert values(STAY, user) == {}, user
     assert values(STAY, "Please find a therapist in oakland for me") == {}  # capitals written: names are capitalised
+
+
+GIGS = _spec("Shows_7:SeekShows", [
+    _slot("held_in", "City hosting the event"),
+    _slot("event_group", "Whether it is a music or a sports event", ["Music", "Sports"]),
+    _slot("flavour", "Kind of music or sport featured"),
+], ["held_in", "event_group", "flavour"])
+
+
+def test_a_slot_named_in_other_words_keeps_its_role_from_its_description():
+    """No name word says place or kind here; the head noun of each description does ("City hosting ...", "Kind of
+    ...")."""
+    from sage_core.evaluator.text.slot_keywords import slot_words
+
+    assert "city" in slot_words(GIGS, "held_in") and "kind" in slot_words(GIGS, "flavour")
+    # "Name of ..." says nothing of a role: only a slot's own name makes it a name slot
+    named = _spec("Shows_7:Seek", [_slot("headliner", "Name of the act")], ["headliner"])
+    assert "name" not in slot_words(named, "headliner")
+    assert values(GIGS, "I'm looking for a music event in Rohnert Park.").get("held_in") == "Rohnert Park"
+    assert values(GIGS, "Can you find me some Rock music shows?").get("flavour") == "Rock"

@@ -31,7 +31,7 @@ from sage_core.evaluator.text.normalize import (
 )
 from sage_core.evaluator.text.sentences import (SENTENCE_MARK, is_unmarked_question, offers_to_act, run_on_sentences,
                                                 sentences, worded_sentences)
-from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_table, names_keyword
+from sage_core.evaluator.text.slot_keywords import bool_keywords, keyword_table, names_keyword, slot_words
 from sage_core.specs.workflow import WorkflowSpec
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _score_sentence(sent: str, off: int, spec: WorkflowSpec, candidates: list[st
         if _other_end(slot, words):
             continue  # "when will you check out?" does not ask for check_in_date
         total, span, best_w = 0.0, None, 0.0
-        if kind_of and any(t in TYPE_LIKE for t in tokens(slot.replace("_", " "))):
+        if kind_of and any(t in TYPE_LIKE for t in slot_words(spec, slot)):
             total, span, best_w = 1.0, (off + kind_of.start(), off + kind_of.end()), 1.0
         desc = [t for t in tokens(spec.slots[slot].description) if t not in DESC_STOP and len(t) > 2]
         if len(desc) >= 2 and sum(t in words for t in set(desc)) >= 0.75 * len(set(desc)):

@@ -98,7 +98,7 @@ YESNO_START = re.compile(r"^\s*(?:and\s+|also\s+|ok(?:ay)?[,.]?\s*)?(?:(do|does|
 
 REJECTED_BEFORE = re.compile(r"\b(?:instead of|rather than)\s+(?:an?\s+|the\s+)?$", re.I)
 OPPOSITE_END = {"in": "out", "out": "in"}  # check_in_date vs check_out_date
-TYPE_LIKE = ("type", "category", "genre", "kind", "class")
+TYPE_LIKE = ("type", "category", "genre", "kind", "class", "style", "sort")
 KIND_OF = re.compile(r"\b(what|which|any|a particular|specific|preferred|the)\s+(kind|type|sort|genre|category|style)s?"
                      r"\s+of\b", re.I)
 
@@ -167,7 +167,7 @@ MONEY_AMOUNT = re.compile(rf"\$\s?\d[\d,]*(?:\.\d+)?(?:\s?{_CURRENCY})?|\b\d[\d,
 # slot-name words of the later end of a range (the training split's date pairs: departure/return,
 # check_in/check_out, pickup/dropoff; outbound/inbound times)
 RANGE_END_WORDS = ("end", "return", "out", "inbound", "arrival", "dropoff", "drop", "checkout")
-PLACE_WORDS = ("city", "location", "area", "where", "destination", "place")
+PLACE_WORDS = ("city", "town", "location", "area", "where", "destination", "place")
 NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it|label it|title it|"
                       r"(?:title|label|name) (?:the|my) \w+)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"
                       r"['\"]?(?=\s*(?:[.,!?]|$|\s(?:please|at|for|on|and|by|in)\b))", re.I)

@@ -17,7 +17,7 @@ from sage_core.evaluator.text.lexicon import (
     TYPE_HINTS,
 )
 from sage_core.evaluator.text.normalize import tokens, tokens_with_spans
-from sage_core.specs.workflow import WorkflowSpec
+from sage_core.specs.workflow import WorkflowSpec, description_head
 
 
 @lru_cache(maxsize=4096)
@@ -26,6 +26,22 @@ def _own_tokens(slot: str) -> tuple[str, ...]:
     raw = tokens(slot.replace("_", " "))
     own = [t for t in raw if t not in STOP]
     return tuple(own or [t for t in raw if t not in SLOT_NAME_FALLBACK_STOP])
+
+
+@lru_cache(maxsize=8192)
+def _slot_words(slot: str, description: str) -> frozenset[str]:
+    head = [w for w in description_head(description) if w not in ("name", "names", "title")]
+    return frozenset(tokens(slot.replace("_", " "))) | frozenset(head)
+
+
+def slot_words(spec: WorkflowSpec, slot: str) -> frozenset[str]:
+    """The words that say what a slot holds: its name's tokens and the head of its description ("town" for
+    ``flying_from``, "Town the trip starts in"; "city", "hosting" for "City hosting the event"). Role tests (a place, a kind, a
+    sum, a range's end) read these, so a schema that names a slot in other words keeps the slot's role. "Name of
+    ..." heads almost every text slot's description and says nothing of its role: only a slot's own name makes it
+    a name slot."""
+    sp = spec.slots.get(slot)
+    return _slot_words(slot, sp.description if sp is not None else "")
 
 
 def _desc_stems(desc: str) -> list[str]:

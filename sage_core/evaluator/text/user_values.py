@@ -59,7 +59,7 @@ from sage_core.evaluator.text.sentences import (
     sentence_start,
     sentences,
 )
-from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords, stem
+from sage_core.evaluator.text.slot_keywords import bool_keywords, slot_keywords, slot_words, stem
 from sage_core.specs.workflow import WorkflowSpec
 
 if TYPE_CHECKING:
@@ -190,12 +190,12 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
         lower = [r for r in lower if not value_words & set(tokens(r[0]))]
     runs = capitalised_runs(text) + lower
     # a capitalised name is never a sum ("send it to Yumi" says nothing of amount_to_send)
-    slots = [s for s in slots if not any(t in MONEY_WORDS + AMOUNT_SLOT_WORDS for t in tokens(s.replace("_", " ")))]
-    place = [s for s in slots if any(t in PLACE_WORDS for t in tokens(s.replace("_", " ")))
+    slots = [s for s in slots if not any(t in MONEY_WORDS + AMOUNT_SLOT_WORDS for t in slot_words(spec, s))]
+    place = [s for s in slots if any(t in PLACE_WORDS for t in slot_words(spec, s))
              and not any(t in ("from", "to", "origin") for t in tokens(s.replace("_", " ")))]
-    names = [s for s in slots if any(t in ("name", "title") for t in tokens(s.replace("_", " ")))]
+    names = [s for s in slots if any(t in ("name", "title") for t in slot_words(spec, s))]
     def having(words: tuple[str, ...]) -> list[str]:
-        return [s for s in slots if any(t in words for t in tokens(s.replace("_", " ")))]
+        return [s for s in slots if any(t in words for t in slot_words(spec, s))]
     cue_slots = {"from": having(("from", "origin")), "to": having(("to", "destination")),
                  "by": having(("artist", "director", "directed", "author", "singer", "composer", "writer")),
                  "watch": having(("title", "movie")), "play": having(("track", "song", "title")),
@@ -251,7 +251,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
     m = NAME_CUE.search(text)
     if m and len(names) == 1:
         out.append((names[0], m.group(1), (m.start(1), m.end(1)), 0.6))
-    kinds = [s for s in slots if any(t in TYPE_LIKE for t in tokens(s.replace("_", " ")))]
+    kinds = [s for s in slots if any(t in TYPE_LIKE for t in slot_words(spec, s))]
     km = next((m for m in KIND_NOUN.finditer(text) if _could_be_kind(m.group(1))), None)
     if km and len(kinds) == 1 and not is_question(text, (km.start(1), km.end(1))):  # "is it an economical place?"
         out.append((kinds[0], km.group(1), (km.start(1), km.end(1)), 0.7 if kinds[0] in asked else 0.55))
@@ -354,7 +354,7 @@ RANGE_START_VERB = re.compile(r"\b(?:pick(?:ing)?(?:\s+(?:it|them))?\s+up|check(
                               r"get(?:ting)?\s+(?:it|them))(?:\s+(?:on|by|at))?$")
 
 
-def _direction_side(text: str, span: Span, slots: list[str]) -> Optional[str]:
+def _direction_side(text: str, span: Span, slots: list[str], spec: WorkflowSpec) -> Optional[str]:
     """Of two or more slots that can hold the same value (account_type, recipient_account_type), the one the
     preposition before the mention points to: "to (her) X" the to-side slot, "from (my) X" the other; None when no
     such preposition is next to the mention or it does not single out one slot."""
@@ -362,7 +362,7 @@ def _direction_side(text: str, span: Span, slots: list[str]) -> Optional[str]:
         return None
     before = tokens(text[max(0, span[0] - 40):span[0]])[-4:]
     word = next((t for t in reversed(before) if t not in _DIRECTION_FILLER), "")
-    to_side = [s for s in slots if any(t in _TO_SIDE for t in tokens(s.replace("_", " ")))]
+    to_side = [s for s in slots if any(t in _TO_SIDE for t in slot_words(spec, s))]
     other = [s for s in slots if s not in to_side]
     if word in ("to", "into", "towards") and len(to_side) == 1:
         return to_side[0]
@@ -375,7 +375,7 @@ def _money_values(text: str, spec: WorkflowSpec, intent: list[str], asked: dict[
                   ) -> list[tuple[str, str, Span, float]]:
     """A sum of money stated in u_t ("send 780 dollars"), for the one intent slot that holds an amount."""
     slots = [s for s in intent if spec.slots[s].value_type == "text" and not spec.slots[s].possible_values
-             and any(t in AMOUNT_SLOT_WORDS for t in tokens(s.replace("_", " ")))]
+             and any(t in AMOUNT_SLOT_WORDS for t in slot_words(spec, s))]
     if len(slots) != 1:
         return []
     for m in MONEY_AMOUNT.finditer(text):
@@ -469,7 +469,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 continue  # "a flexible ticket instead of a value ticket": value is what the user does not want
             if span and not is_question(text, span):
                 by_value.setdefault(pv, []).append(slot)
-                side = _direction_side(text, span, sharing.get(pv.lower(), []))
+                side = _direction_side(text, span, sharing.get(pv.lower(), []), spec)
                 if side is not None:  # "from my savings ... to her checking": the preposition picks the slot
                     if side == slot:
                         add(slot, pv, span, base if base == 0.8 else min(base, 0.7))
@@ -526,7 +526,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
                 own = [s for s in cands if any(w.startswith(t[:5]) for t in tokens(s.replace("_", " "))
                                                if len(t) > 4 and t not in ("date", "dates", "time") for w in prev)]
                 cue = _range_cue(text, span)
-                ends = [s for s in cands if any(t in RANGE_END_WORDS for t in tokens(s.replace("_", " ")))]
+                ends = [s for s in cands if any(t in RANGE_END_WORDS for t in slot_words(spec, s))]
                 if len(own) == 1:
                     cands, base = own, 0.7
                 elif cue == "end" and len(ends) == 1:
@@ -597,7 +597,7 @@ def extract_user_values(turn: Turn, spec: WorkflowSpec, floor: float = 0.5,
             add(slot, val, span, conf)
     # free text: the one text slot the agent asked for, answered with the one remaining capitalised name
     text_asked = [s for s in asked if spec.slots[s].value_type == "text" and s not in found
-                  and not any(t in MONEY_WORDS for t in tokens(s.replace("_", " ")))]
+                  and not any(t in MONEY_WORDS for t in slot_words(spec, s))]
     if len(text_asked) == 1:
         taken = [uv.span for uv in found.values() if uv.span]
         pvs = {p.lower() for sp in spec.slots.values() for p in sp.possible_values}
