@@ -23,6 +23,7 @@ STYLE = """
 .sage-wide {overflow-x:auto;}
 .sage-state {border-collapse:collapse; width:100%; font-size:0.9rem;}
 .sage-state th, .sage-state td {border-bottom:1px solid #e4e4e7; padding:0.2rem 0.5rem; text-align:left;}
+.sage-state th {white-space:nowrap;}
 .sage-state tr.written td {background:#dcfce7;}
 .sage-state tr.changed td {background:#fef9c3;}
 .sage-state tr.removed td {background:#fee2e2; text-decoration:line-through;}
