@@ -474,6 +474,32 @@ def test_retraining_reproduces_the_artifact_byte_for_byte(tmp_path, shared_data,
     assert h.slot_mlp["w1"].shape[0] == 769 and h.centred_mlp["w1"].shape[0] == 770  # pair / centred features, 384-d
 
 
+def test_part_of_train_is_put_to_the_heads_in_paraphrased_schemas(shared_data):
+    """``train-heads --paraphrases`` shows the slot and mention heads part of train in our paraphrased renderings of
+    the train schema (data/schema_paraphrases/train): the same sentences, the same requested slots under their new
+    names."""
+    from sage_core.science.heads import train as T
+
+    renderings = T.paraphrase_renderings(shared_data / "sgd" / "train", T.TRAIN_PARAPHRASES)
+    assert len(renderings) >= 2
+    split = T.collect(shared_data / "sgd" / "train", 300, 400, T.SEED)
+    again = T.rerender(split, renderings, T.SEED)
+    assert T.rerender(split, renderings, T.SEED).sentences == again.sentences  # seeded
+    assert T.rerender(split, [], T.SEED) is split  # without renderings, the split as it was
+    changed = 0
+    for (g, sent, slots, req), (g2, sent2, slots2, req2) in zip(split.sentences, again.sentences):
+        assert (g, sent) == (g2, sent2) and len(slots) == len(slots2) and len(req) == len(req2)
+        assert req2 <= {n for n, _ in slots2}
+        if slots2 != slots:
+            changed += 1
+            table = next(r for r in renderings if tuple(slots) in r and r[tuple(slots)][0] == slots2)
+            assert req2 == {table[tuple(slots)][1][n] for n in req}
+    assert 0.3 < changed / len(split.sentences) < 0.7  # about PARAPHRASE_SHARE
+    rows = T.collect_mentions(shared_data / "sgd" / "train", 200, T.SEED)
+    moved = T.rerender_mentions(rows, renderings, T.SEED)
+    assert [r[0] for r in moved] == [r[0] for r in rows] and any(a[1] != b[1] for a, b in zip(rows, moved))
+
+
 # --- the artifact and its errors -----------------------------------------------------------------------------------
 def test_committed_artifact_is_small_json_and_offline():
     raw = DEFAULT_HEADS_PATH.read_bytes()
