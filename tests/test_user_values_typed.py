@@ -264,3 +264,22 @@ def test_a_slot_named_in_other_words_keeps_its_role_from_its_description():
     assert "name" not in slot_words(named, "headliner")
     assert values(GIGS, "I'm looking for a music event in Rohnert Park.").get("held_in") == "Rohnert Park"
     assert values(GIGS, "Can you find me some Rock music shows?").get("flavour") == "Rock"
+
+
+CINEMA = _spec("Cinema_9:BrowseFilms", [
+    _slot("filmmaker", "Person who directed the film"),
+    _slot("cast_member", "An actor in the film"),
+], ["filmmaker", "cast_member"])
+TRIP = _spec("Air_9:ReturnFares", [
+    _slot("outward_day", "Day of the outward leg"),
+    _slot("homeward_day", "Day of the flight back"),
+], ["outward_day", "homeward_day"])
+
+
+def test_a_renamed_creator_or_range_end_is_found_from_its_description():
+    """No slot name shares the participle's stem or says "return": the description ("who directed", "flight back")
+    does."""
+    assert values(CINEMA, "Hello, could you help me search for movies directed by Tyler Perry?") == {
+        "filmmaker": "Tyler Perry"}
+    got = values(TRIP, "Planning to fly out on the 2nd, and will return on March 12th.")
+    assert got.get("homeward_day") == "March 12th" and got.get("outward_day") != "March 12th"

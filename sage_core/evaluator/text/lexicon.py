@@ -166,7 +166,7 @@ MONEY_AMOUNT = re.compile(rf"\$\s?\d[\d,]*(?:\.\d+)?(?:\s?{_CURRENCY})?|\b\d[\d,
                           rf"\b{_NUMBER_WORD}(?:[\s-]+(?:and\s+)?{_NUMBER_WORD})*\s+{_CURRENCY}\b", re.I)
 # slot-name words of the later end of a range (the training split's date pairs: departure/return,
 # check_in/check_out, pickup/dropoff; outbound/inbound times)
-RANGE_END_WORDS = ("end", "return", "out", "inbound", "arrival", "dropoff", "drop", "checkout")
+RANGE_END_WORDS = ("end", "return", "back", "homeward", "out", "inbound", "arrival", "dropoff", "drop", "checkout")
 PLACE_WORDS = ("city", "town", "location", "area", "where", "destination", "place")
 NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it|label it|title it|"
                       r"(?:title|label|name) (?:the|my) \w+)\s+['\"]?([\w'&.-]+(?:\s+[\w'&.-]+){0,4}?)"

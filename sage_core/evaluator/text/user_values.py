@@ -227,7 +227,7 @@ def _anchored_text_values(text: str, spec: WorkflowSpec, slots: list[str], asked
         elif before == "by" and len(prev) == 2 and prev[0] in ("starred", "starring", "featured", "featuring") \
                 and len(cue_slots["cast"]) == 1:
             target = cue_slots["cast"][0]
-        elif before == "by" and len(prev) == 2 and (by_verb := _verb_slot(prev[0], slots)):  # "directed by X"
+        elif before == "by" and len(prev) == 2 and (by_verb := _verb_slot(prev[0], slots, spec)):  # "directed by X"
             target = by_verb
         elif before == "by" and len(cue_slots["by"]) == 1:
             target = cue_slots["by"][0]
@@ -264,10 +264,15 @@ def _could_be_kind(word: str) -> bool:
     return w not in NOT_A_KIND and w not in NOT_A_KIND_FUNCTION and not NOT_A_KIND_SUFFIX.match(w)
 
 
-def _verb_slot(verb: str, slots: list[str]) -> Optional[str]:
-    """The one slot whose name shares the participle's stem ("directed" by: director; "written" by: writer)."""
+def _verb_slot(verb: str, slots: list[str], spec: WorkflowSpec) -> Optional[str]:
+    """The one slot whose name shares the participle's stem ("directed" by: director; "written" by: writer); where no
+    name does, the one whose description does (``filmmaker``, "Person who directed the film")."""
     stem = verb[:5] if len(verb) >= 6 else ""
-    hits = [s for s in slots if stem and any(t.startswith(stem) for t in tokens(s.replace("_", " ")))]
+    if not stem:
+        return None
+    hits = [s for s in slots if any(t.startswith(stem) for t in tokens(s.replace("_", " ")))]
+    if not hits:
+        hits = [s for s in slots if any(t.startswith(stem) for t in tokens(spec.slots[s].description or ""))]
     return hits[0] if len(hits) == 1 else None
 
 
