@@ -118,8 +118,9 @@ def state_diff_html(before: dict[str, str], after: dict[str, str]) -> str:
     slots = list(dict.fromkeys(list(before) + list(after)))
     if not slots:
         return "<p><em>(both states are empty)</em></p>"
-    rows = ['<div class="sage-wide"><table class="sage-state"><tr><th>slot</th><th>before (s<sub>t-1</sub>)</th>'
-            '<th>after (s<sub>t</sub>)</th><th>change</th></tr>']
+    # each header on two lines of its own ("before" / "(s_t-1)"), never broken inside, so the table stays narrow
+    rows = ['<div class="sage-wide"><table class="sage-state"><tr><th>slot</th><th>before<br>(s<sub>t-1</sub>)</th>'
+            '<th>after<br>(s<sub>t</sub>)</th><th>change</th></tr>']
     for s in slots:
         if s in diff.removed:
             cls, what = "removed", "removed"
