@@ -354,7 +354,7 @@ def test_alternative_questions_request_the_slot_whose_values_they_list(heads, us
     assert sorted({a.slot for a in acts if a.act == "REQUEST"}) == slots
 
 
-BUS = _spec("Coach_2:FindCoach", {
+COACH = _spec("Coach_2:FindCoach", {
     "from_town": "Town the coach leaves from",
     "to_town": "Town where the coach is going",
     "leave_day": "Day of departure",
@@ -364,7 +364,7 @@ BUS = _spec("Coach_2:FindCoach", {
 @pytest.mark.parametrize("use_heads", [False, True])
 def test_a_question_about_one_end_of_the_trip_does_not_request_the_other(heads, use_heads):
     # a dev reply: "going" made the keyword rule read the destination; the trailing "from" asks for the origin
-    acts = extract_agent_acts(_turn("Where are you going from?", BUS), BUS, heads=heads if use_heads else None)
+    acts = extract_agent_acts(_turn("Where are you going from?", COACH), COACH, heads=heads if use_heads else None)
     assert "to_town" not in {a.slot for a in acts if a.act == "REQUEST"}
 
 

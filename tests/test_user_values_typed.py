@@ -270,7 +270,7 @@ CINEMA = _spec("Cinema_9:BrowseFilms", [
     _slot("filmmaker", "Person who directed the film"),
     _slot("cast_member", "An actor in the film"),
 ], ["filmmaker", "cast_member"])
-TRIP = _spec("Air_9:ReturnFares", [
+HOMEWARD = _spec("Air_9:ReturnFares", [
     _slot("outward_day", "Day of the outward leg"),
     _slot("homeward_day", "Day of the flight back"),
 ], ["outward_day", "homeward_day"])
@@ -281,5 +281,5 @@ def test_a_renamed_creator_or_range_end_is_found_from_its_description():
     does."""
     assert values(CINEMA, "Hello, could you help me search for movies directed by Tyler Perry?") == {
         "filmmaker": "Tyler Perry"}
-    got = values(TRIP, "Planning to fly out on the 2nd, and will return on March 12th.")
+    got = values(HOMEWARD, "Planning to fly out on the 2nd, and will return on March 12th.")
     assert got.get("homeward_day") == "March 12th" and got.get("outward_day") != "March 12th"
