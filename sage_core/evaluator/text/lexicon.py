@@ -164,8 +164,9 @@ _CURRENCY = r"(?:dollars?|bucks|usd|euros?|pounds?)"
 # a sum of money: "$1,210", "$65.50", "780 dollars", "1400 bucks", "one thousand four hundred and seventy bucks"
 MONEY_AMOUNT = re.compile(rf"\$\s?\d[\d,]*(?:\.\d+)?(?:\s?{_CURRENCY})?|\b\d[\d,]*(?:\.\d+)?\s?{_CURRENCY}\b|"
                           rf"\b{_NUMBER_WORD}(?:[\s-]+(?:and\s+)?{_NUMBER_WORD})*\s+{_CURRENCY}\b", re.I)
-# slot-name words of the later end of a range (the training split's date pairs: departure/return,
-# check_in/check_out, pickup/dropoff; outbound/inbound times)
+# words of a slot's name or description head (``slot_keywords.slot_words``) that mark the later end of a range (the
+# training split's date pairs: departure/return, check_in/check_out, pickup/dropoff; outbound/inbound times; "Day of
+# the flight back")
 RANGE_END_WORDS = ("end", "return", "back", "homeward", "out", "inbound", "arrival", "dropoff", "drop", "checkout")
 PLACE_WORDS = ("city", "town", "location", "area", "where", "destination", "place")
 NAME_CUE = re.compile(r"\b(?:titled|called|named|entitled|labell?ed|call it|name it|label it|title it|"

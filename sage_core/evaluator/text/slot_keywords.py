@@ -36,10 +36,10 @@ def _slot_words(slot: str, description: str) -> frozenset[str]:
 
 def slot_words(spec: WorkflowSpec, slot: str) -> frozenset[str]:
     """The words that say what a slot holds: its name's tokens and the head of its description ("town" for
-    ``flying_from``, "Town the trip starts in"; "city", "hosting" for "City hosting the event"). Role tests (a place, a kind, a
-    sum, a range's end) read these, so a schema that names a slot in other words keeps the slot's role. "Name of
-    ..." heads almost every text slot's description and says nothing of its role: only a slot's own name makes it
-    a name slot."""
+    ``flying_from``, "Town the trip starts in"; "city", "hosting" for "City hosting the event"). Role tests (a
+    place, a kind, a sum, a range's end) read these, so a schema that names a slot in other words keeps the slot's
+    role. "Name of ..." heads almost every text slot's description and says nothing of its role: only a slot's own
+    name makes it a name slot."""
     sp = spec.slots.get(slot)
     return _slot_words(slot, sp.description if sp is not None else "")
 
