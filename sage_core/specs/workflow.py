@@ -180,11 +180,20 @@ _COUNT_DESC = re.compile(r"^(?:the\s+)?(?:how\s+many\b|(?:total\s+)?(?:number|co
                          r"[a-z]+s\b)")
 
 
+def _plain(description: str) -> str:
+    """A description lower-cased, with everything but letters, apostrophes and spaces made a space."""
+    return re.sub(r"[^a-z' ]+", " ", (description or "").lower()).strip()
+
+
 def description_head(description: str) -> list[str]:
     """The words of a slot description's head noun phrase, lower-cased ("Town the trip starts in" -> ["town"],
     "Clock time at which ..." -> ["clock", "time"]); empty when the head runs past four words (a sentence, not a
     noun phrase)."""
-    d = re.sub(r"[^a-z' ]+", " ", (description or "").lower()).strip()
+    return _head_of(_plain(description))
+
+
+def _head_of(d: str) -> list[str]:
+    """``description_head`` of a description already ``_plain``."""
     d = re.sub(r"^(the|a|an)\s+", "", d)
     cut = _HEAD_END.search(d)
     head = d[:cut.start()].split() if cut else d.split()
@@ -192,7 +201,7 @@ def description_head(description: str) -> list[str]:
 
 
 def _type_from_description(description: str) -> str:
-    d = re.sub(r"[^a-z' ]+", " ", (description or "").lower()).strip()
+    d = _plain(description)
     if not d:
         return "text"
     if _COUNT_DESC.match(d):  # "How many rooms", "Number of seats"; not "Number of the airport", "Contact number"
@@ -200,7 +209,7 @@ def _type_from_description(description: str) -> str:
     at = _AT_THIS.search(d)
     if at:
         return "time" if at.group(1) in ("time", "hour") else "date"
-    head = description_head(description)
+    head = _head_of(d)
     if not head:
         return "text"
     if any(w in ("time", "hour", "clock") for w in head) and not any(w in ("duration", "zone") for w in head):

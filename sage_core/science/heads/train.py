@@ -134,15 +134,14 @@ def paraphrase_renderings(train_folder: Path, paraphrases: Optional[Path]) -> li
     if not files:
         raise SageInputError("no paraphrased schemas (*/schema.json) in this folder", file=str(paraphrases))
     orig = load_sgd_schema(Path(train_folder) / "schema.json")
+    by_service = {spec.service: spec for spec in orig}  # a service's intents share its slots
     out = []
     for f in files:
         variant = load_sgd_schema(f)
         mapping = sgdx_slot_map(orig, variant)
-        table = {}
-        for spec in orig:
-            vspec = next(v for v in variant if v.service == mapping.services[spec.service])
-            table[tuple(schema_slots(spec))] = (schema_slots(vspec), dict(mapping[spec.service]))
-        out.append(table)
+        renamed = {spec.service: spec for spec in variant}
+        out.append({tuple(schema_slots(spec)): (schema_slots(renamed[mapping.services[svc]]), dict(mapping[svc]))
+                    for svc, spec in by_service.items()})
     return out
 
 
